@@ -1,0 +1,104 @@
+"""What every CLI command shares: the repository and user it speaks for, output as text or JSON, and the one
+place where typed errors become messages and exit codes (STYLE.md point 7)."""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from nexusd import paths
+from nexusd.errors import NexusError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def find_repo_root(start: Path) -> Path:
+    """The git root containing `start` (found by walking up, no subprocess), else `start` itself."""
+    start = start.absolute()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+class App:
+    def __init__(self, directory: str | None, json_out: bool, user: str | None, autostart: bool):
+        self.cwd = Path(directory).absolute() if directory else Path.cwd()
+        self.json = json_out
+        self.user = user or os.environ.get("NEXUS_USER") or getpass.getuser()
+        self.autostart = autostart and os.environ.get("NEXUS_NO_AUTOSTART") != "1"
+        self.dirs = paths.dirs()
+        self._client: Any = None
+
+    @property
+    def repo(self) -> str:
+        return str(find_repo_root(self.cwd))
+
+    def client(self) -> Any:
+        if self._client is None:
+            from .connection import connect
+
+            self._client = connect(self.dirs, autostart=self.autostart)
+        return self._client
+
+    def call(self, op: str, args: dict[str, Any] | None = None, *, label: str | None = None, timeout: float | None = None) -> Any:
+        """One request; with `label`, a progress bar fed by the daemon's progress frames (stderr, TTY only)."""
+        if label is None or self.json or not sys.stderr.isatty():
+            return self.client().request(op, args, timeout=timeout)
+        from .progress import ProgressBar
+
+        with ProgressBar(label) as bar:
+            return self.client().request(op, args, progress=bar.update, timeout=timeout)
+
+    def emit(self, result: Any, render: Callable[[Any], str] | None = None) -> None:
+        if self.json or render is None:
+            click.echo(json.dumps(result, indent=2, sort_keys=False, default=str))
+        else:
+            text = render(result)
+            if text:
+                click.echo(text)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def json_option(fn: F) -> F:
+    """Every command takes --json (also accepted once before the command name)."""
+
+    @click.option("--json", "json_flag", is_flag=True, help="Print the result as JSON.")
+    @functools.wraps(fn)
+    def wrapper(*args: Any, json_flag: bool, **kwargs: Any) -> Any:
+        app = click.get_current_context().find_object(App)
+        if app is not None and json_flag:
+            app.json = True
+        return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+pass_app = click.make_pass_decorator(App)
+
+
+def fail(error: NexusError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": error.to_wire()}, indent=2, default=str))
+    else:
+        click.echo(f"nexus: {error.message}", err=True)
+        if error.hint:
+            click.echo(f"  hint: {error.hint}", err=True)
+        candidates = error.data.get("candidates") if error.data else None
+        if candidates:
+            click.echo("  candidates:", err=True)
+            for c in candidates[:10]:
+                click.echo(f"    {c.get('key') or c.get('id')}", err=True)
+    sys.exit(error.exit_code)

@@ -1,0 +1,46 @@
+"""`nexus` (alias `nexus-client`): the command line on top of the client library.
+
+Command groups live in client/commands/, one module per area; each exposes `register(main)`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from nexusd.errors import NexusError
+
+from .app import App, fail
+from .commands import COMMAND_MODULES
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-C", "directory", type=click.Path(file_okay=False), help="Work as if started in this directory.")
+@click.option("--json", "json_out", is_flag=True, help="Print results as JSON (also accepted after the command).")
+@click.option("--user", help="Memory owner (default: NEXUS_USER or the OS user).")
+@click.option("--no-autostart", is_flag=True, help="Fail instead of starting the daemon when it is down.")
+@click.version_option(package_name="nexusd", prog_name="nexus")
+@click.pass_context
+def main(ctx: click.Context, directory: str | None, json_out: bool, user: str | None, no_autostart: bool) -> None:
+    """NEXUS: a code graph and a memory for coding agents, served by one daemon per user."""
+    app = App(directory, json_out, user, autostart=not no_autostart)
+    ctx.obj = app
+    ctx.call_on_close(app.close)
+
+
+for module in COMMAND_MODULES:
+    module.register(main)
+
+
+def run() -> None:
+    try:
+        main.main(standalone_mode=False)
+    except NexusError as exc:
+        app = click.get_current_context(silent=True)
+        fail(exc, bool(app and isinstance(app.obj, App) and app.obj.json) or "--json" in sys.argv)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)

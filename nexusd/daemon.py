@@ -1,0 +1,157 @@
+"""The daemon's lifecycle and wiring: lock, directories, store, socket loop, workers, watchers.
+
+Start order matters (FIELD-NOTES.md): take the PID lock before touching the socket (a second bind on a live
+ipc path steals it), probe the database in a subprocess after an unclean stop (a poisoned file segfaults
+there, not here), then open the one `Database` of this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import __version__, paths
+from .lock import AlreadyRunning, PidLock
+
+log = logging.getLogger("nexusd")
+
+CLEAN_MARKER = "clean-shutdown"
+
+
+class Daemon:
+    def __init__(self, dirs: paths.Dirs, *, log_to_terminal: bool = False, readers: int = 4):
+        self.dirs = dirs
+        self.log_to_terminal = log_to_terminal
+        self.readers = readers
+        self.started_at = time.time()
+        self.pid = os.getpid()
+        self.recovery: dict[str, Any] | None = None
+        self.schema_report: dict[str, Any] = {}
+        self.store: Any = None
+        self.server: Any = None
+        self.services: dict[str, Any] = {}  # feature modules hang their per-daemon state here
+        self._lock = PidLock(dirs.pidfile)
+        self._stop_requested = threading.Event()
+
+    # -- run ----------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        for d in (self.dirs.data, self.dirs.state):
+            d.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except AlreadyRunning as exc:
+            print(f"nexusd: {exc}", file=sys.stderr)
+            return 3
+        try:
+            self._setup_logging()
+            log.info("nexusd %s starting (pid %d, data %s)", __version__, self.pid, self.dirs.data)
+            self._open_store()
+            self._bind()
+            self._install_signals()
+            from . import ops  # registers every operation
+
+            ops.start_services(self)
+            self.server.start_workers()
+            log.info("serving on %s", self.dirs.endpoint)
+            self.server.serve_forever()
+            log.info("stopping")
+            return 0
+        finally:
+            self._shutdown()
+
+    def request_stop(self) -> None:
+        self._stop_requested.set()
+        if self.server is not None:
+            self.server.stop()
+
+    # -- steps --------------------------------------------------------------------------------------
+
+    def _setup_logging(self) -> None:
+        root = logging.getLogger()
+        root.setLevel(os.environ.get("NEXUS_LOG_LEVEL", "INFO").upper())
+        fmt = logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s")
+        handler = logging.handlers.RotatingFileHandler(self.dirs.log, maxBytes=5_000_000, backupCount=2)
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+        if self.log_to_terminal:
+            term = logging.StreamHandler(sys.stderr)
+            term.setFormatter(fmt)
+            root.addHandler(term)
+
+    def _open_store(self) -> None:
+        from .store import Store, probe
+
+        db = self.dirs.db
+        marker = self.dirs.state / CLEAN_MARKER
+        unclean = db.exists() and not marker.exists()
+        if unclean:
+            ok, detail = probe(db)
+            if not ok:
+                aside = db.with_name(f"{db.name}.corrupt-{int(time.time())}")
+                for suffix in ("", ".wal", ".shadow"):
+                    src = Path(str(db) + suffix)
+                    if src.exists():
+                        src.rename(Path(str(aside) + suffix))
+                self.recovery = {"movedAside": str(aside), "reason": detail, "at": time.time()}
+                log.error(
+                    "the database could not be opened (%s); moved it aside to %s. The code graph will be "
+                    "rebuilt from the files and memory restored from the journal.",
+                    detail,
+                    aside,
+                )
+        marker.unlink(missing_ok=True)
+        self.store = Store(db)
+        self.schema_report = self.store.ensure_schema()
+
+    def _bind(self) -> None:
+        from .server import Server
+
+        sock = self.dirs.socket
+        paths.ensure_private_dir(sock.parent)
+        # We hold the lock, so a socket file left here belongs to a dead daemon: safe to remove.
+        sock.unlink(missing_ok=True)
+        self.server = Server(self, self.dirs.endpoint, readers=self.readers)
+        old = os.umask(0o077)
+        try:
+            self.server.bind()
+        finally:
+            os.umask(old)
+
+    def _install_signals(self) -> None:
+        def on_signal(signum: int, _frame: Any) -> None:
+            log.info("signal %d received", signum)
+            self.request_stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    def _shutdown(self) -> None:
+        try:
+            if "services" in self.__dict__:
+                from . import ops
+
+                ops.stop_services(self)
+            if self.server is not None:
+                self.server.drain_and_close()
+            if self.store is not None:
+                try:
+                    self.store.checkpoint()
+                finally:
+                    self.store.close()
+                (self.dirs.state / CLEAN_MARKER).write_text(f"{time.time()}\n")
+            if self.server is not None:
+                self.dirs.socket.unlink(missing_ok=True)
+            log.info("stopped")
+        except Exception:
+            log.exception("error during shutdown")
+        finally:
+            self._lock.release()
+            logging.shutdown()

@@ -1,0 +1,117 @@
+"""Daemon-level operations: hello (versions + catalogue), ping, status, shutdown; debug ops for tests."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import WIRE_VERSION, __version__
+from ..errors import BadRequest
+from ..registry import Ctx, catalogue, op, schema
+
+CAPABILITIES = ["progress", "catalogue", "cursor"]
+
+# Areas add a section to `status` by appending here: fn(ctx, args) -> (name, value).
+STATUS_SECTIONS: list[Callable[[Ctx, dict[str, Any]], tuple[str, Any]]] = []
+
+
+@op(
+    "hello",
+    lane="inline",
+    description="Handshake: daemon and wire versions, capabilities, and the catalogue of operations.",
+    args=schema({"client": {"type": "string"}, "wire": {"type": "integer"}}),
+)
+def hello(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    wire = args.get("wire", WIRE_VERSION)
+    if wire != WIRE_VERSION:
+        raise BadRequest(
+            f"client speaks wire version {wire}, daemon {WIRE_VERSION}",
+            hint="restart the daemon after upgrading: `nexus daemon restart`",
+        )
+    return {
+        "daemon": __version__,
+        "wire": WIRE_VERSION,
+        "pid": ctx.daemon.pid,
+        "capabilities": CAPABILITIES,
+        "catalogue": catalogue(),
+    }
+
+
+@op("ping", lane="inline", description="Liveness check; answers on the socket loop without touching the graph.")
+def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    return {"pong": True, "pid": ctx.daemon.pid}
+
+
+@op(
+    "status",
+    lane="read",
+    description="Daemon health and, per repository, files, symbols, edges, freshness and the last build.",
+    args=schema({"repo": {"type": "string"}, "user": {"type": "string"}}),
+    tool=True,
+)
+def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    daemon = ctx.daemon
+    out: dict[str, Any] = {
+        "daemon": {
+            "version": __version__,
+            "wire": WIRE_VERSION,
+            "pid": daemon.pid,
+            "uptimeS": round(time.time() - daemon.started_at, 3),
+            "socket": str(daemon.dirs.socket),
+            "data": str(daemon.dirs.data),
+            "log": str(daemon.dirs.log),
+            "requests": daemon.server.handled if daemon.server else 0,
+            "recovery": daemon.recovery,
+        }
+    }
+    for section in STATUS_SECTIONS:
+        name, value = section(ctx, args)
+        out[name] = value
+    return out
+
+
+@op("shutdown", lane="control", description="Stop the daemon cleanly: finish the write in progress, close the graph.")
+def shutdown(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    ctx.daemon.request_stop()
+    return {"stopping": True, "pid": ctx.daemon.pid}
+
+
+if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+    # Test-only operations, registered only when the daemon is started with NEXUS_DEBUG_OPS=1.
+
+    @op("debug.raise", lane="read", description="Raise inside a handler (tests the crash barrier).")
+    def debug_raise(ctx: Ctx, args: dict[str, Any]) -> None:
+        raise RuntimeError("boom (debug.raise)")
+
+    @op(
+        "debug.sleep",
+        lane="read",
+        description="Sleep on a reader thread, sending progress (tests concurrency).",
+        args=schema({"seconds": {"type": "number", "minimum": 0, "maximum": 30}}),
+    )
+    def debug_sleep(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        end = time.monotonic() + float(args.get("seconds", 1))
+        while time.monotonic() < end:
+            ctx.progress({"message": "sleeping", "left": round(end - time.monotonic(), 2)})
+            time.sleep(0.01)
+        return {"slept": args.get("seconds", 1)}
+
+    @op(
+        "debug.echo",
+        lane="read",
+        description="Echo the arguments back (tests routing).",
+        args={"type": "object"},
+    )
+    def debug_echo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        return {"echo": args}
+
+    @op(
+        "debug.big",
+        lane="read",
+        description="Return a result of the given size in bytes (tests the result size bound).",
+        args=schema({"bytes": {"type": "integer", "minimum": 0}}),
+    )
+    def debug_big(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        return {"data": "x" * int(args.get("bytes", 0))}

@@ -1,0 +1,118 @@
+"""The facts extraction produces and resolution consumes: plain data, no tree-sitter, no Kuzu.
+
+A `FileFacts` is everything NEXUS learns from one file's bytes. It is a pure function of
+(path, bytes, language), so it can be cached by content hash and recomputed at will.
+Resolution turns the facts of a whole repository into edges with provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+# Roles a file can play; every file gets one, even when no symbols are extracted from it.
+ROLES = ("source", "test", "document", "manifest", "configuration", "entry_point", "other")
+
+# How an edge was established, from most to least certain. `confidence` travels beside it.
+RESOLUTIONS = (
+    "same-scope",  # defined in the enclosing scope or the same file
+    "import-bound",  # bound by an import whose target file is known
+    "receiver",  # self.x / this.x / cls.x / super().x, through the class and its bases
+    "constructor",  # new X() / X() where X is a class
+    "qualified",  # pkg.mod.func through a module alias
+    "name-only",  # heuristic: a same-name symbol somewhere in the repository
+)
+
+
+@dataclass(slots=True)
+class SymbolFact:
+    kind: str  # function | method | class | interface | type | enum | variable | module | namespace ...
+    name: str
+    qualified_name: str  # dotted within the file: "Class.method", "outer.inner"
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    signature: str = ""
+    doc: str = ""
+    parent: str | None = None  # qualified_name of the containing symbol, None at file level
+    bases: list[str] = field(default_factory=list)  # for classes: base names as written
+    exported: bool = True
+    content_hash: str = ""  # hash of the symbol's own source text (memory staleness)
+    occurrence: int = 0  # 0 for the first symbol with this (kind, qualified_name) in the file, 1, 2... after
+
+
+@dataclass(slots=True)
+class ImportFact:
+    specifier: str  # as written: "os.path", "./util", "@app/core", "..models"
+    names: list[tuple[str, str]] = field(default_factory=list)  # (imported name, local alias); ("*","*") for star
+    line: int = 0
+    kind: str = "import"  # import | from | require | dynamic | reexport
+    module_alias: str | None = None  # `import numpy as np` -> "np"; `import * as ns from` -> "ns"
+
+
+@dataclass(slots=True)
+class CallFact:
+    caller: str | None  # qualified_name of the enclosing symbol, None for module level
+    name: str  # the called name: "foo" for foo(), "bar" for a.b.bar()
+    receiver: str | None = None  # "self", "this", "cls", "super", "a.b", or None for a bare call
+    line: int = 0
+    is_new: bool = False  # `new X()`
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    path: str
+    severity: str  # error | warning | info
+    code: str  # syntax-error, too-large, binary, timeout, extract-failed, ...
+    message: str
+    line: int = 0
+
+
+@dataclass(slots=True)
+class FileFacts:
+    path: str  # repository-relative, forward slashes
+    language: str  # python | javascript | typescript | tsx | ... | "" for unknown
+    role: str
+    hash: str
+    line_count: int
+    symbols: list[SymbolFact] = field(default_factory=list)
+    imports: list[ImportFact] = field(default_factory=list)
+    calls: list[CallFact] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Exported name -> local name, only where they differ from "a top-level symbol exported under its own
+    # name": ES `export default Foo` ("default" -> "Foo"), `export { a as b }` ("b" -> "a").
+    exports: dict[str, str] = field(default_factory=dict)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def symbol_id(repo_id: str, path: str, kind: str, qualified_name: str, occurrence: int) -> str:
+    """Stable id: never the line, so an edit above a symbol keeps its id (and the memory attached to it)."""
+    key = f"{repo_id}\0{path}\0{kind}\0{qualified_name}\0{occurrence}"
+    return hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+
+
+def file_id(repo_id: str, path: str) -> str:
+    return hashlib.blake2b(f"{repo_id}\0{path}".encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+
+
+LANG_PREFIX = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "ts",
+    "tsx": "tsx",
+    "go": "go",
+    "rust": "rs",
+    "java": "java",
+    "c": "c",
+    "cpp": "cpp",
+    "csharp": "cs",
+    "ruby": "rb",
+}
+
+
+def semantic_key(language: str, kind: str, path: str, qualified_name: str, occurrence: int = 0) -> str:
+    """Readable key beside the id, e.g. `py:method:src/pkg/mod.py:Class.method`."""
+    key = f"{LANG_PREFIX.get(language, language or 'file')}:{kind}:{path}:{qualified_name}"
+    return key if occurrence == 0 else f"{key}#{occurrence}"

@@ -1,0 +1,137 @@
+"""The closed command registry: one handler per operation, looked up by name (STYLE.md point 5).
+
+Each operation declares its lane, which decides where it runs:
+    inline   on the socket loop itself; only for answers that touch nothing (hello, ping)
+    read     on a reader thread with its own Kuzu connection; many at once
+    write    on the single writer thread, in arrival order
+    control  on the socket loop, for daemon lifecycle (shutdown)
+and an input schema (JSON Schema) that is both validated here and published in the `hello` catalogue, which
+the CLI and the MCP bridge render, so the three can never drift.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from .errors import BadRequest, UnknownOp
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
+    from .store import Conn
+
+Handler = Callable[["Ctx", dict[str, Any]], Any]
+LANES = ("inline", "read", "write", "control")
+
+
+@dataclass
+class Ctx:
+    """What a handler gets: the daemon, a connection for its lane, and a way to report progress."""
+
+    daemon: Daemon
+    conn: Conn | None
+    request_id: Any
+    op: str
+    progress: Callable[[dict[str, Any]], None] = lambda data: None
+    deadline: float = field(default_factory=lambda: time.monotonic() + 60.0)
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class OpSpec:
+    name: str
+    handler: Handler
+    lane: str
+    description: str
+    schema: dict[str, Any]
+    tool: bool  # offered to agents as an MCP tool
+    read_only: bool
+    timeout_s: float
+    validator: Any = None
+
+    def catalogue_entry(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.schema,
+            "lane": self.lane,
+            "tool": self.tool,
+            "readOnly": self.read_only,
+        }
+
+
+REGISTRY: dict[str, OpSpec] = {}
+
+# Arguments many operations share, so every client spells them the same way.
+REPO_ARG = {"type": "string", "description": "Repository path (default: the client's working directory)."}
+USER_ARG = {"type": "string", "description": "Memory owner (default: the OS user or NEXUS_USER)."}
+
+
+def schema(properties: dict[str, Any] | None = None, required: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties or {},
+        "required": required or [],
+        "additionalProperties": False,
+    }
+
+
+def op(
+    name: str,
+    *,
+    lane: str,
+    description: str,
+    args: dict[str, Any] | None = None,
+    tool: bool = False,
+    read_only: bool | None = None,
+    timeout_s: float = 60.0,
+) -> Callable[[Handler], Handler]:
+    if lane not in LANES:
+        raise ValueError(f"unknown lane {lane}")
+    args_schema = args or schema()
+    jsonschema.Draft202012Validator.check_schema(args_schema)
+
+    def register(fn: Handler) -> Handler:
+        if name in REGISTRY:
+            raise ValueError(f"operation {name} registered twice")
+        REGISTRY[name] = OpSpec(
+            name=name,
+            handler=fn,
+            lane=lane,
+            description=description,
+            schema=args_schema,
+            tool=tool,
+            read_only=(lane != "write") if read_only is None else read_only,
+            timeout_s=timeout_s,
+            validator=jsonschema.Draft202012Validator(args_schema),
+        )
+        return fn
+
+    return register
+
+
+def lookup(name: str) -> OpSpec:
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise UnknownOp(f"unknown op {name!r}", hint="send `hello` for the catalogue of operations")
+    return spec
+
+
+def validate(spec: OpSpec, args: dict[str, Any]) -> None:
+    error = next(iter(sorted(spec.validator.iter_errors(args), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.path) or "args"
+        raise BadRequest(
+            f"{spec.name}: {where}: {error.message}",
+            hint=f"`nexus help` or the `hello` catalogue shows the arguments of {spec.name}",
+        )
+
+
+def catalogue() -> list[dict[str, Any]]:
+    return [REGISTRY[name].catalogue_entry() for name in sorted(REGISTRY)]

@@ -1,0 +1,133 @@
+"""The graph's tables (DESIGN.md section 3), as Cypher DDL. No Kuzu import: the store executes these.
+
+Three layers, with different lifetimes:
+- code (Repository's files and symbols): derived from the files, dropped and rebuilt on a version change;
+- history (commits, shell commands, docs, transcripts): derived from the machine, rebuilt likewise;
+- memory (users, sessions, facts, ...): user data. Never dropped without replaying the journal into it.
+`Repository` and `Meta` are kept across rebuilds: they are the registry, not derived state.
+
+Links from memory into code (Fact ABOUT Symbol, Procedure APPLIES_TO File) are rebuilt from properties on
+the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an attachment.
+"""
+
+from __future__ import annotations
+
+# Bump when a code/history table changes shape: the code layer is rebuilt from the files.
+CODE_SCHEMA_VERSION = 1
+# Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
+MEMORY_SCHEMA_VERSION = 1
+
+REGISTRY_TABLES = [
+    "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
+    """CREATE NODE TABLE IF NOT EXISTS Repository(
+        id STRING PRIMARY KEY, root STRING, name STRING, origin STRING, userId STRING,
+        graphVersion INT64, indexedAt DOUBLE, indexedRevision STRING, schemaVersion INT64,
+        registeredAt DOUBLE, lastBuild STRING, historyCursor STRING)""",
+]
+
+CODE_NODE_TABLES = [
+    """CREATE NODE TABLE IF NOT EXISTS File(
+        id STRING PRIMARY KEY, repoId STRING, path STRING, hash STRING, language STRING, role STRING,
+        lineCount INT64, size INT64, mtimeNs INT64, diagnostics STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS Symbol(
+        id STRING PRIMARY KEY, repoId STRING, path STRING, key STRING, name STRING, qualifiedName STRING,
+        kind STRING, signature STRING, startLine INT64, endLine INT64, doc STRING, searchText STRING,
+        contentHash STRING, exported BOOLEAN, unresolved STRING, unresolvedCount INT64)""",
+]
+
+CODE_REL_TABLES = [
+    "CREATE REL TABLE IF NOT EXISTS HAS_FILE(FROM Repository TO File)",
+    "CREATE REL TABLE IF NOT EXISTS CONTAINS(FROM File TO Symbol, FROM Symbol TO Symbol, ordinal INT64)",
+    """CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File,
+        specifier STRING, line INT64, resolution STRING, confidence DOUBLE)""",
+    """CREATE REL TABLE IF NOT EXISTS POSSIBLY_CALLS(FROM Symbol TO Symbol,
+        line INT64, resolution STRING, confidence DOUBLE)""",
+    "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, resolution STRING, confidence DOUBLE)",
+]
+
+HISTORY_NODE_TABLES = [
+    """CREATE NODE TABLE IF NOT EXISTS Commit(
+        id STRING PRIMARY KEY, repoId STRING, sha STRING, message STRING, author STRING, time DOUBLE,
+        signal DOUBLE, isMerge BOOLEAN, searchText STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS Change(
+        id STRING PRIMARY KEY, repoId STRING, sha STRING, path STRING, oldPath STRING, status STRING,
+        additions INT64, deletions INT64, patch STRING, time DOUBLE, symbolIds STRING[])""",
+    """CREATE NODE TABLE IF NOT EXISTS ShellCommand(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, text STRING, cwd STRING, exitCode INT64,
+        startedAt DOUBLE, durationMs INT64, shell STRING, source STRING, searchText STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS DocSection(
+        id STRING PRIMARY KEY, repoId STRING, path STRING, headingPath STRING, level INT64,
+        startLine INT64, text STRING, searchText STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS ConversationTurn(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, ordinal INT64,
+        role STRING, at DOUBLE, text STRING, searchText STRING)""",
+]
+
+HISTORY_REL_TABLES = [
+    "CREATE REL TABLE IF NOT EXISTS HAS_CHANGE(FROM Commit TO Change)",
+    "CREATE REL TABLE IF NOT EXISTS CHANGED_FILE(FROM Change TO File)",
+    "CREATE REL TABLE IF NOT EXISTS TOUCHED(FROM Change TO Symbol)",
+]
+
+MEMORY_NODE_TABLES = [
+    "CREATE NODE TABLE IF NOT EXISTS User(id STRING PRIMARY KEY, name STRING, createdAt DOUBLE)",
+    """CREATE NODE TABLE IF NOT EXISTS Session(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, title STRING, client STRING,
+        startedAt DOUBLE, endedAt DOUBLE, summary STRING, turnCount INT64)""",
+    """CREATE NODE TABLE IF NOT EXISTS Turn(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, ordinal INT64,
+        role STRING, text STRING, at DOUBLE, searchText STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS Fact(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, text STRING,
+        searchText STRING, createdAt DOUBLE, usedCount INT64, lastUsedAt DOUBLE, symbolId STRING,
+        symbolKey STRING, symbolName STRING, symbolHash STRING, symbolPath STRING, status STRING)""",
+    """CREATE NODE TABLE IF NOT EXISTS Procedure(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, title STRING,
+        steps STRING[], files STRING[], searchText STRING, createdAt DOUBLE, usedCount INT64,
+        lastUsedAt DOUBLE)""",
+    """CREATE NODE TABLE IF NOT EXISTS Handoff(
+        id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, done STRING,
+        openItems STRING, nextSteps STRING, searchText STRING, createdAt DOUBLE, acknowledgedAt DOUBLE,
+        usedCount INT64, lastUsedAt DOUBLE)""",
+]
+
+MEMORY_REL_TABLES = [
+    "CREATE REL TABLE IF NOT EXISTS OWNS(FROM User TO Session)",
+    "CREATE REL TABLE IF NOT EXISTS HAS_TURN(FROM Session TO Turn)",
+    "CREATE REL TABLE IF NOT EXISTS LEARNED(FROM Session TO Fact, FROM Session TO Procedure)",
+    "CREATE REL TABLE IF NOT EXISTS USED(FROM Session TO Fact, FROM Session TO Procedure, at DOUBLE)",
+    "CREATE REL TABLE IF NOT EXISTS FROM_SESSION(FROM Handoff TO Session)",
+    "CREATE REL TABLE IF NOT EXISTS EVIDENCE(FROM Handoff TO Turn, FROM Fact TO Turn)",
+    """CREATE REL TABLE IF NOT EXISTS SCOPES(FROM Repository TO Session, FROM Repository TO Fact,
+        FROM Repository TO Procedure, FROM Repository TO Handoff)""",
+    # Derived links into the code layer: dropped with it, relinked from the symbolId/files properties.
+    "CREATE REL TABLE IF NOT EXISTS ABOUT(FROM Fact TO Symbol)",
+    "CREATE REL TABLE IF NOT EXISTS APPLIES_TO(FROM Procedure TO File)",
+]
+
+
+def table_name(ddl: str) -> str:
+    words = ddl.split("(")[0].split()
+    return words[-1]
+
+
+# Drop order matters: relationship tables before the node tables they connect.
+CODE_DROP_ORDER = (
+    ["ABOUT", "APPLIES_TO"]
+    + [table_name(t) for t in HISTORY_REL_TABLES + CODE_REL_TABLES]
+    + [table_name(t) for t in HISTORY_NODE_TABLES + CODE_NODE_TABLES]
+)
+MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) for t in MEMORY_NODE_TABLES]
+
+# Full-text indexes (Kuzu FTS) over prose. Identifier search does not use FTS (see nexusd/query/locate.py).
+FTS_INDEXES = {
+    # table: (index name, properties)
+    "Fact": ("fact_fts", ["searchText"]),
+    "Procedure": ("procedure_fts", ["searchText"]),
+    "Handoff": ("handoff_fts", ["searchText"]),
+    "Turn": ("turn_fts", ["searchText"]),
+    "Commit": ("commit_fts", ["searchText"]),
+    "ShellCommand": ("shell_fts", ["searchText"]),
+    "DocSection": ("doc_fts", ["searchText"]),
+    "ConversationTurn": ("conversation_fts", ["searchText"]),
+}

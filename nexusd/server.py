@@ -1,0 +1,295 @@
+"""The socket loop: the only module that knows ZeroMQ (STYLE.md point 3).
+
+    client DEALER --ipc--> ROUTER (this loop) --> inline/control ops answered here
+                                              --> read jobs  -> reader threads (own Kuzu connection each)
+                                              --> write jobs -> the one writer thread
+    workers PUSH replies --inproc--> this loop --> ROUTER --> the client that asked
+
+Only this thread touches the ROUTER socket; workers own a PUSH socket each. Traps handled here
+(FIELD-NOTES.md): ROUTER_MANDATORY so a full pipe raises instead of silently dropping the final reply;
+progress frames are sent non-blocking and dropped on EAGAIN; final replies get a bounded send timeout;
+LINGER 0 so a stop never hangs on an absent peer.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import zmq
+
+from . import protocol
+from .errors import BadRequest, Busy, Internal, NexusError, Timeout, TooLarge
+from .registry import Ctx, OpSpec, lookup, validate
+from .store import StoreError
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
+    from .store import Conn
+
+log = logging.getLogger(__name__)
+
+_INPROC = "inproc://nexusd-replies"
+_FINAL = b"f"
+_PROGRESS = b"p"
+MAX_QUEUED_READS = 2_000
+MAX_QUEUED_WRITES = 10_000
+PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
+
+
+@dataclass
+class Job:
+    """A request (or an internal task when identity is None) waiting for a worker."""
+
+    identity: bytes | None
+    request_id: Any
+    spec: OpSpec | None
+    args: dict[str, Any]
+    deadline: float
+    task: Callable[[Conn], Any] | None = None  # internal work for the writer (sync batches)
+    done: threading.Event | None = None
+    outcome: Any = None
+
+
+class Server:
+    def __init__(self, daemon: Daemon, endpoint: str, readers: int = 4):
+        self.daemon = daemon
+        self.endpoint = endpoint
+        self.ctx: zmq.Context = zmq.Context.instance()
+        self.ctx.setsockopt(zmq.LINGER, 0)
+        self.router = self.ctx.socket(zmq.ROUTER)
+        self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.router.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
+        self.router.setsockopt(zmq.SNDTIMEO, 1000)
+        self.router.setsockopt(zmq.SNDHWM, 10_000)
+        self.router.setsockopt(zmq.RCVHWM, 10_000)
+        self.pull = self.ctx.socket(zmq.PULL)
+        self.pull.bind(_INPROC)
+        self.read_queue: queue.Queue[Job | None] = queue.Queue()
+        self.write_queue: queue.Queue[Job | None] = queue.Queue()
+        self.stopping = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._readers = readers
+        self.handled = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def bind(self) -> None:
+        self.router.bind(self.endpoint)
+
+    def start_workers(self) -> None:
+        for i in range(self._readers):
+            self._spawn(f"reader-{i}", self.read_queue)
+        self._spawn("writer", self.write_queue)
+
+    def _spawn(self, name: str, jobs: queue.Queue[Job | None]) -> None:
+        thread = threading.Thread(target=self._work, args=(jobs,), name=name, daemon=True)
+        thread.start()
+        self._workers.append(thread)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def serve_forever(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self.router, zmq.POLLIN)
+        poller.register(self.pull, zmq.POLLIN)
+        while not self.stopping.is_set():
+            try:
+                events = dict(poller.poll(100))
+            except zmq.ZMQError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                raise
+            if self.pull in events:
+                self._forward_replies()
+            if self.router in events:
+                for _ in range(256):  # bounded, so replies keep flowing under a flood of requests
+                    try:
+                        frames = self.router.recv_multipart(zmq.NOBLOCK, copy=True)
+                    except zmq.Again:
+                        break
+                    self._on_message(frames)
+        self._forward_replies()
+
+    def drain_and_close(self, timeout_s: float = 30.0) -> None:
+        """Let the write in progress finish (commit or roll back), refuse the rest, stop the threads."""
+        for jobs in (self.read_queue, self.write_queue):
+            while True:
+                try:
+                    job = jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is not None:
+                    self._refuse(job, "the daemon is shutting down")
+        for _ in range(self._readers):
+            self.read_queue.put(None)
+        self.write_queue.put(None)
+        deadline = time.monotonic() + timeout_s
+        for thread in self._workers:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._forward_replies()
+        self.router.close(0)
+        self.pull.close(0)
+
+    # -- receiving ----------------------------------------------------------------------------------
+
+    def _on_message(self, frames: list[bytes]) -> None:
+        identity = frames[0]
+        request_id: Any = None
+        try:
+            if len(frames) != 2:
+                raise BadRequest(f"expected one frame per request, got {len(frames) - 1}")
+            data = frames[1]
+            if len(data) > protocol.MAX_FRAME_BYTES:
+                raise TooLarge(
+                    f"frame of {len(data)} bytes exceeds the limit of {protocol.MAX_FRAME_BYTES}",
+                    hint="send smaller arguments; large results are paged with a cursor",
+                )
+            try:
+                obj = protocol.unpack(data)
+            except Exception as exc:
+                raise BadRequest(f"frame is not valid msgpack: {type(exc).__name__}") from None
+            request_id = protocol.peek_id(obj)
+            req = protocol.validate_request(obj)
+            spec = lookup(req.op)
+            validate(spec, req.args)
+            self.handled += 1
+            deadline = time.monotonic() + spec.timeout_s
+            if spec.lane in ("inline", "control"):
+                ctx = Ctx(self.daemon, None, req.id, spec.name, deadline=deadline)
+                self._send_final(identity, protocol.ok_frame(req.id, spec.handler(ctx, req.args)))
+            elif spec.lane == "read":
+                if self.read_queue.qsize() >= MAX_QUEUED_READS:
+                    raise Busy("too many queries waiting", hint="retry in a moment")
+                self.read_queue.put(Job(identity, req.id, spec, req.args, deadline))
+            else:
+                if self.write_queue.qsize() >= MAX_QUEUED_WRITES:
+                    raise Busy("too many writes waiting", hint="retry in a moment")
+                self.write_queue.put(Job(identity, req.id, spec, req.args, deadline))
+        except NexusError as exc:
+            self._send_final(identity, protocol.error_frame(request_id, exc))
+        except Exception as exc:  # the crash barrier of the loop itself
+            log.exception("request %r: unexpected failure on the socket loop", request_id)
+            self._send_final(identity, protocol.error_frame(request_id, Internal(f"{type(exc).__name__}: {exc}")))
+
+    def submit_internal(self, task: Callable[[Conn], Any], *, wait: bool = False, timeout: float = 600.0) -> Any:
+        """Queue work for the writer from inside the daemon (watcher batches); optionally wait for it."""
+        job = Job(None, None, None, {}, time.monotonic() + timeout, task=task, done=threading.Event())
+        self.write_queue.put(job)
+        if not wait:
+            return None
+        assert job.done is not None
+        if not job.done.wait(timeout):
+            raise Timeout("the writer did not finish in time")
+        if isinstance(job.outcome, BaseException):
+            raise job.outcome
+        return job.outcome
+
+    # -- sending ------------------------------------------------------------------------------------
+
+    def _send_final(self, identity: bytes, frame: bytes) -> None:
+        try:
+            self.router.send_multipart([identity, frame])
+        except zmq.ZMQError as exc:  # the client went away (EHOSTUNREACH) or stopped reading (EAGAIN)
+            log.debug("final reply dropped: %s", exc)
+
+    def _forward_replies(self) -> None:
+        while True:
+            try:
+                kind, identity, frame = self.pull.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if kind == _FINAL:
+                self._send_final(identity, frame)
+            else:
+                try:
+                    self.router.send_multipart([identity, frame], zmq.NOBLOCK)
+                except zmq.ZMQError:
+                    pass  # progress is advisory: drop it rather than block the loop
+
+    def _refuse(self, job: Job, why: str) -> None:
+        if job.done is not None:
+            job.outcome = Busy(why)
+            job.done.set()
+        if job.identity is not None:
+            self._send_final(job.identity, protocol.error_frame(job.request_id, Busy(why)))
+
+    # -- workers ------------------------------------------------------------------------------------
+
+    def _work(self, jobs: queue.Queue[Job | None]) -> None:
+        push = self.ctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.SNDHWM, 0)
+        push.connect(_INPROC)
+        conn = self.daemon.store.connect()
+        try:
+            while True:
+                job = jobs.get()
+                if job is None:
+                    return
+                if job.task is not None:
+                    self._run_task(job, conn)
+                else:
+                    frame = self._run(job, conn, push)
+                    assert job.identity is not None
+                    push.send_multipart([_FINAL, job.identity, frame])
+        finally:
+            conn.close()
+            push.close(0)
+
+    def _run_task(self, job: Job, conn: Conn) -> None:
+        try:
+            job.outcome = job.task(conn) if job.task else None
+        except BaseException as exc:  # crash barrier for internal work: log, keep serving
+            log.exception("internal writer task failed")
+            job.outcome = exc
+        finally:
+            if job.done is not None:
+                job.done.set()
+
+    def _run(self, job: Job, conn: Conn, push: zmq.Socket) -> bytes:
+        """Run one request behind the crash barrier; always returns exactly one final frame."""
+        assert job.spec is not None
+        if time.monotonic() > job.deadline:
+            return protocol.error_frame(job.request_id, Timeout(f"{job.spec.name} waited past its time bound"))
+        last = [0.0]
+        identity = job.identity
+
+        def progress(data: dict[str, Any]) -> None:
+            now = time.monotonic()
+            if identity is None or (now - last[0] < PROGRESS_INTERVAL_S and not data.get("final")):
+                return
+            last[0] = now
+            push.send_multipart([_PROGRESS, identity, protocol.progress_frame(job.request_id, data)])
+
+        ctx = Ctx(self.daemon, conn, job.request_id, job.spec.name, progress=progress, deadline=job.deadline)
+        try:
+            result = job.spec.handler(ctx, job.args)
+            frame = protocol.ok_frame(job.request_id, result)
+        except NexusError as exc:
+            frame = protocol.error_frame(job.request_id, exc)
+        except StoreError as exc:
+            text = str(exc)
+            if "interrupted" in text.lower() or "timeout" in text.lower():
+                frame = protocol.error_frame(job.request_id, Timeout(f"{job.spec.name}: query ran past its bound"))
+            else:
+                log.exception("request %r (%s) failed in the store", job.request_id, job.spec.name)
+                frame = protocol.error_frame(job.request_id, Internal(f"{job.spec.name}: database error: {text}"))
+        except Exception as exc:
+            log.exception("request %r (%s) crashed", job.request_id, job.spec.name)
+            frame = protocol.error_frame(
+                job.request_id,
+                Internal(f"{job.spec.name} failed: {type(exc).__name__}: {exc}", hint="see `nexus daemon logs`"),
+            )
+        if len(frame) > protocol.MAX_FRAME_BYTES:
+            frame = protocol.error_frame(
+                job.request_id,
+                TooLarge(f"the result of {job.spec.name} is {len(frame)} bytes", hint="ask for a smaller page"),
+            )
+        return frame

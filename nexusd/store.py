@@ -1,0 +1,266 @@
+"""The only module that imports Kuzu. It opens the database, owns the schema and its versions, and hands out
+connections that are safe to use from one thread each.
+
+Traps this module exists to contain (FIELD-NOTES.md):
+- one `kuzu.Database` per process; a second one on the same path segfaults on write;
+- after an error inside BEGIN ... COMMIT later statements silently autocommit, and a connection whose BEGIN
+  failed segfaults on its next execute: so a failed transaction always discards its connection;
+- an explicit buffer pool (the default takes a large share of RAM) and a query timeout on every connection.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import kuzu
+
+from . import schema
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUFFER_POOL_MB = int(os.environ.get("NEXUS_BUFFER_POOL_MB", "384"))
+DEFAULT_QUERY_TIMEOUT_MS = 30_000
+
+
+class StoreError(RuntimeError):
+    """A database operation failed; the message carries Kuzu's own words."""
+
+
+class Conn:
+    """One Kuzu connection, for one thread at a time."""
+
+    def __init__(self, store: Store, timeout_ms: int):
+        self._store = store
+        self._timeout_ms = timeout_ms
+        self._conn = self._open()
+        self.in_transaction = False
+
+    def _open(self) -> kuzu.Connection:
+        conn = kuzu.Connection(self._store.db)
+        conn.set_query_timeout(self._timeout_ms)
+        return conn
+
+    def _discard(self) -> None:
+        try:
+            self._conn.close()
+        except Exception:  # a broken connection may fail to close; it is dropped either way
+            pass
+        self._conn = self._open()
+        self.in_transaction = False
+
+    def execute(self, query: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            return self._conn.execute(query, params or {})
+        except RuntimeError as exc:
+            if self.in_transaction:
+                # Kuzu already rolled back; later statements would autocommit. Poison the unit.
+                raise TransactionAborted(str(exc)) from exc
+            raise StoreError(str(exc)) from exc
+
+    def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        result = self.execute(query, params)
+        out = result.get_all()
+        result.close()
+        return out
+
+    def dicts(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        result = self.execute(query, params)
+        cols = result.get_column_names()
+        out = [dict(zip(cols, row, strict=True)) for row in result.get_all()]
+        result.close()
+        return out
+
+    def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
+        rows = self.rows(query, params)
+        return rows[0][0] if rows and rows[0] else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Conn]:
+        """All-or-nothing. On any error the connection is replaced (see module docstring) and it re-raises."""
+        if self.in_transaction:
+            yield self
+            return
+        try:
+            self._conn.execute("BEGIN TRANSACTION")
+        except RuntimeError as exc:
+            self._discard()
+            raise StoreError(f"could not begin a transaction: {exc}") from exc
+        self.in_transaction = True
+        try:
+            yield self
+            self._conn.execute("COMMIT")
+            self.in_transaction = False
+        except BaseException:
+            try:
+                self._conn.execute("ROLLBACK")
+            except Exception:
+                pass
+            self._discard()
+            raise
+
+    def copy_nodes(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Bulk-load rows through a CSV file: the fastest path Kuzu 0.11.3 offers without extra packages."""
+        return self._copy(table, columns, rows, "")
+
+    def copy_rels(self, table: str, from_table: str, to_table: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Rows are (from_id, to_id, *properties) in the table's property order."""
+        return self._copy(table, (), rows, f", from='{from_table}', to='{to_table}'")
+
+    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], extra: str) -> int:
+        fd, name = tempfile.mkstemp(prefix=f"nexus-{table}-", suffix=".csv", dir=self._store.tmp_dir)
+        count = 0
+        try:
+            with os.fdopen(fd, "w", newline="", encoding="utf-8", errors="surrogateescape") as fh:
+                writer = csv.writer(fh)
+                for row in rows:
+                    writer.writerow(row)
+                    count += 1
+            if count:
+                cols = f"({', '.join(columns)})" if columns else ""
+                # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader.
+                self.execute(
+                    f"COPY {table}{cols} FROM '{name}' (header=false, parallel=false, escape='\"'{extra})"
+                )
+        finally:
+            os.unlink(name)
+        return count
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+
+
+class TransactionAborted(StoreError):
+    """A statement failed inside a transaction; Kuzu rolled it back. Redo the whole unit."""
+
+
+class Store:
+    def __init__(self, path: Path, *, buffer_pool_mb: int = DEFAULT_BUFFER_POOL_MB, read_only: bool = False):
+        self.path = path
+        self.tmp_dir = str(path.parent / "tmp")
+        os.makedirs(self.tmp_dir, exist_ok=True)
+        self.db = kuzu.Database(
+            str(path), buffer_pool_size=buffer_pool_mb * 1024 * 1024, read_only=read_only, max_num_threads=2
+        )
+        self._lock = threading.Lock()
+        self._conns: list[Conn] = []
+        self.fts_available = False
+        conn = self.connect()
+        try:
+            conn.execute("LOAD EXTENSION fts")
+            self.fts_available = True
+        except StoreError:
+            try:
+                conn.execute("INSTALL fts")
+                conn.execute("LOAD EXTENSION fts")
+                self.fts_available = True
+            except StoreError as exc:  # offline without the bundled extension: prose search degrades
+                log.warning("full-text extension unavailable: %s", exc)
+        self._admin = conn
+
+    def connect(self, timeout_ms: int = DEFAULT_QUERY_TIMEOUT_MS) -> Conn:
+        conn = Conn(self, timeout_ms)
+        with self._lock:
+            self._conns.append(conn)
+        return conn
+
+    # -- schema -------------------------------------------------------------------------------------
+
+    def ensure_schema(self) -> dict[str, Any]:
+        """Create what is missing; rebuild layers whose version changed. Returns what was done."""
+        conn = self._admin
+        for ddl in schema.REGISTRY_TABLES:
+            conn.execute(ddl)
+        code_v = self.meta_get("schema.code")
+        memory_v = self.meta_get("schema.memory")
+        report: dict[str, Any] = {"code_rebuilt": False, "memory_recreated": False}
+        if code_v is not None and int(code_v) != schema.CODE_SCHEMA_VERSION:
+            log.warning("code schema %s -> %s: dropping the derived code layer", code_v, schema.CODE_SCHEMA_VERSION)
+            self._drop(schema.CODE_DROP_ORDER)
+            conn.execute("MATCH (r:Repository) SET r.graphVersion = 0, r.indexedAt = NULL, r.lastBuild = NULL")
+            report["code_rebuilt"] = True
+        if memory_v is not None and int(memory_v) != schema.MEMORY_SCHEMA_VERSION:
+            log.warning("memory schema %s -> %s: recreating from the journal", memory_v, schema.MEMORY_SCHEMA_VERSION)
+            self._drop(["ABOUT", "APPLIES_TO"] + schema.MEMORY_DROP_ORDER)
+            report["memory_recreated"] = True
+        for ddl in schema.CODE_NODE_TABLES + schema.HISTORY_NODE_TABLES + schema.MEMORY_NODE_TABLES:
+            conn.execute(ddl)
+        for ddl in schema.CODE_REL_TABLES + schema.HISTORY_REL_TABLES + schema.MEMORY_REL_TABLES:
+            conn.execute(ddl)
+        self.ensure_fts()
+        self.meta_set("schema.code", str(schema.CODE_SCHEMA_VERSION))
+        self.meta_set("schema.memory", str(schema.MEMORY_SCHEMA_VERSION))
+        return report
+
+    def ensure_fts(self) -> None:
+        if not self.fts_available:
+            return
+        existing = {row[1] for row in self._admin.rows("CALL SHOW_INDEXES() RETURN *")}
+        for table, (index, props) in schema.FTS_INDEXES.items():
+            if index not in existing:
+                cols = ", ".join(f"'{p}'" for p in props)
+                # porter: prose queries ("raised") match other forms ("raise"). Default stopwords stay: custom ones crash.
+                self._admin.execute(f"CALL CREATE_FTS_INDEX('{table}', '{index}', [{cols}], stemmer := 'porter')")
+
+    def _drop(self, tables: Iterable[str]) -> None:
+        existing = {row[0] for row in self._admin.rows("CALL SHOW_TABLES() RETURN name")}
+        indexes = {(row[0], row[1]) for row in self._admin.rows("CALL SHOW_INDEXES() RETURN *")}
+        for table, index in indexes:
+            if table in tables:
+                self._admin.execute(f"CALL DROP_FTS_INDEX('{table}', '{index}')")
+        for table in tables:
+            if table in existing:
+                self._admin.execute(f"DROP TABLE {table}")
+
+    def meta_get(self, key: str) -> str | None:
+        value = self._admin.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        return None if value is None else str(value)
+
+    def meta_set(self, key: str, value: str) -> None:
+        self._admin.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        self._admin.execute("CHECKPOINT")
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self.db.close()
+
+
+def probe(path: Path) -> tuple[bool, str]:
+    """Open the database in a throwaway subprocess: a poisoned file segfaults there, not in the daemon."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kuzu\n"
+        "db = kuzu.Database(sys.argv[1], buffer_pool_size=64*1024*1024)\n"
+        "c = kuzu.Connection(db)\n"
+        "c.execute('CALL SHOW_TABLES() RETURN count(*)')\n"
+        "print('ok')\n"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        return False, "opening the database timed out"
+    if proc.returncode == 0 and "ok" in proc.stdout:
+        return True, ""
+    detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+    return False, detail[0]

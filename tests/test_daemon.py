@@ -1,0 +1,130 @@
+"""The daemon's lifecycle: start, hello, status, stop; one per home; a killed daemon's lock is free again."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nexusd import WIRE_VERSION, __version__
+from nexusd.errors import ERROR_CODES
+from tests.helpers import DaemonProcess, wait_for
+
+
+def test_start_hello_status_stop(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        hello = c.request("hello")
+        assert hello["daemon"] == __version__ and hello["wire"] == WIRE_VERSION
+        assert hello["pid"] == daemon.pid
+        names = {entry["name"] for entry in hello["catalogue"]}
+        assert {"hello", "ping", "status", "shutdown"} <= names
+        for entry in hello["catalogue"]:
+            assert entry["description"] and entry["inputSchema"]["type"] == "object"
+        status = c.request("status")
+        assert status["daemon"]["pid"] == daemon.pid
+        assert c.request("shutdown")["stopping"] is True
+    assert daemon.proc is not None
+    assert daemon.proc.wait(30) == 0
+    assert not daemon.dirs.socket.exists()
+    assert (daemon.dirs.state / "clean-shutdown").exists()
+
+
+def test_second_daemon_refused_naming_pid(daemon: DaemonProcess) -> None:
+    t0 = time.monotonic()
+    second = subprocess.run(
+        [sys.executable, "-m", "nexusd", "run"], env=daemon.env, capture_output=True, text=True, timeout=30
+    )
+    assert second.returncode == 3
+    assert f"pid {daemon.pid}" in second.stderr
+    assert time.monotonic() - t0 < 10
+    with daemon.client() as c:  # the first one still serves
+        assert c.request("ping")["pid"] == daemon.pid
+
+
+def test_killed_daemon_lock_is_taken_over() -> None:
+    first = DaemonProcess().start()
+    try:
+        first.kill9()
+        second = DaemonProcess(home=first.home).start()
+        try:
+            with second.client() as c:
+                assert c.request("ping")["pid"] == second.pid != first.pid
+        finally:
+            second.stop()
+    finally:
+        first.cleanup()
+
+
+def test_sigterm_stops_cleanly(daemon: DaemonProcess) -> None:
+    assert daemon.stop() == 0
+    assert not daemon.dirs.socket.exists()
+    assert (daemon.dirs.state / "clean-shutdown").exists()
+    assert "stopped" in daemon.dirs.log.read_text()
+
+
+def test_socket_dir_private(daemon: DaemonProcess) -> None:
+    run_dir = daemon.dirs.socket.parent
+    assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(daemon.dirs.socket.stat().st_mode) & 0o077 == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a probe as another uid")
+def test_socket_unreachable_for_other_user(daemon: DaemonProcess) -> None:
+    import socket
+
+    pid = os.fork()
+    if pid == 0:  # the child becomes `nobody` and tries the socket; exit 0 means "refused"
+        code = 2
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(str(daemon.dirs.socket))
+                code = 1
+            except PermissionError:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0, "another uid could connect to the socket"
+
+
+def test_error_codes_are_closed_and_documented() -> None:
+    doc = (os.path.join(os.path.dirname(__file__), "..", "ARCHITECTURE.md"))
+    text = open(doc).read()
+    for code in ERROR_CODES:
+        assert f"`{code}`" in text, f"error code {code} is not documented in ARCHITECTURE.md"
+
+
+def test_stale_socket_file_does_not_block_start() -> None:
+    d = DaemonProcess()
+    try:
+        d.dirs.socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        d.dirs.socket.write_text("stale")
+        d.start()
+        with d.client() as c:
+            assert c.request("ping")["pong"]
+    finally:
+        d.cleanup()
+
+
+def test_slow_request_does_not_block_the_loop(daemon: DaemonProcess) -> None:
+    import threading
+
+    with daemon.client() as slow, daemon.client() as fast:
+        progress: list[dict] = []
+        t = threading.Thread(target=lambda: slow.request("debug.sleep", {"seconds": 1.5}, progress=progress.append))
+        t.start()
+        wait_for(lambda: progress, what="first progress frame")
+        t0 = time.monotonic()
+        for _ in range(50):
+            fast.request("ping")
+            fast.request("status")
+        assert time.monotonic() - t0 < 1.5  # answered while the slow one still runs
+        t.join(10)
+        assert progress and "left" in progress[0]
