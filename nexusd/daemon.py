@@ -135,12 +135,12 @@ class Daemon:
 
     def _shutdown(self) -> None:
         try:
-            if "services" in self.__dict__:
+            if self.server is not None:
+                self.server.drain_and_close()  # the write in progress commits or rolls back first
+            if "nexusd.ops" in sys.modules:
                 from . import ops
 
                 ops.stop_services(self)
-            if self.server is not None:
-                self.server.drain_and_close()
             if self.store is not None:
                 try:
                     self.store.checkpoint()

@@ -1,5 +1,5 @@
 """CLI command modules; each defines `register(main)`. Order is the order of `nexus --help`."""
 
-from . import daemon, status
+from . import code, daemon, status
 
-COMMAND_MODULES = [daemon, status]
+COMMAND_MODULES = [daemon, status, code]

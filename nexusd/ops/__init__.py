@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import core
+from . import code, core
 
 if TYPE_CHECKING:
     from ..daemon import Daemon
 
-MODULES = [core]
+MODULES = [core, code]
 
 
 def start_services(daemon: Daemon) -> None:

@@ -115,3 +115,14 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
     )
     def debug_big(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         return {"data": "x" * int(args.get("bytes", 0))}
+
+    @op(
+        "debug.cypher",
+        lane="read",
+        description="Run a read-only Cypher query (tests inspect the graph with it).",
+        args=schema({"query": {"type": "string"}, "params": {"type": "object"}}, ["query"]),
+    )
+    def debug_cypher(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        assert ctx.conn is not None
+        return {"rows": ctx.conn.rows(args["query"], args.get("params") or {})}
+

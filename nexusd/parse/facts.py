@@ -43,7 +43,9 @@ class SymbolFact:
 @dataclass(slots=True)
 class ImportFact:
     specifier: str  # as written: "os.path", "./util", "@app/core", "..models"
-    names: list[tuple[str, str]] = field(default_factory=list)  # (imported name, local alias); ("*","*") for star
+    names: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (imported name, local alias); ("*","*") for star
     line: int = 0
     kind: str = "import"  # import | from | require | dynamic | reexport
     module_alias: str | None = None  # `import numpy as np` -> "np"; `import * as ns from` -> "ns"
@@ -94,7 +96,9 @@ def symbol_id(repo_id: str, path: str, kind: str, qualified_name: str, occurrenc
 
 
 def file_id(repo_id: str, path: str) -> str:
-    return hashlib.blake2b(f"{repo_id}\0{path}".encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+    return hashlib.blake2b(
+        f"{repo_id}\0{path}".encode("utf-8", "surrogateescape"), digest_size=12
+    ).hexdigest()
 
 
 LANG_PREFIX = {

@@ -1,0 +1,274 @@
+"""The code graph's lifecycle operations: index (register + build), sync, repos, forget; status sections.
+
+All graph writes run on the writer lane; a failed build rolls back, so the last good graph stays in place
+and status reports the failure beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadRequest, Forbidden, NotFound
+from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
+from ..sync import graphwrite
+from ..sync.indexer import RepoSync, SyncReport, build_summary
+from ..sync.parsepool import ParsePool
+from .core import STATUS_SECTIONS
+
+if TYPE_CHECKING:
+    from ..daemon import Daemon
+    from ..store import Conn
+
+log = logging.getLogger(__name__)
+
+# Called on the writer thread after a batch commits: fn(daemon, repo, report, conn). Search indexes and
+# memory staleness hang off this.
+GRAPH_LISTENERS: list[Callable[[Daemon, Repo, SyncReport, Conn], None]] = []
+_pool_lock = threading.Lock()
+
+
+def parse_pool(daemon: Daemon) -> ParsePool:
+    with _pool_lock:
+        pool = daemon.services.get("parsepool")
+        if pool is None:
+            pool = daemon.services["parsepool"] = ParsePool()
+        return pool
+
+
+def engine(daemon: Daemon, repo: Repo) -> RepoSync:
+    engines: dict[str, RepoSync] = daemon.services.setdefault("engines", {})
+    eng = engines.get(repo.id)
+    if eng is None:
+        eng = engines[repo.id] = RepoSync(repo.id, repo.root, daemon.dirs.cache, lambda: parse_pool(daemon))
+    return eng
+
+
+def run_sync(
+    daemon: Daemon,
+    conn: Conn,
+    repo: Repo,
+    progress: Callable[[dict[str, Any]], None] = lambda d: None,
+    *,
+    paths: list[str] | None = None,
+    full: bool = False,
+) -> SyncReport:
+    """Sync one repository on the writer thread and record the outcome on its Repository node."""
+    eng = engine(daemon, repo)
+    try:
+        report = eng.sync(conn, progress, paths=paths, full=full)
+    except Exception as exc:
+        log.exception("sync of %s failed", repo.root)
+        eng.index = None  # the in-memory table may be ahead of the graph: rebuild it next time
+        eng.facts.clear()
+        summary = build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}")
+        conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
+        repo.last_build = json.loads(summary)
+        raise
+    if report.mode == "noop":
+        if repo.last_build is None or repo.last_build.get("outcome") != "ok":
+            repo.last_build = {"outcome": "ok", "mode": "noop"}
+        if repo.indexed_at is None:
+            _record(conn, repo, report)
+        return report
+    _record(conn, repo, report)
+    for listener in GRAPH_LISTENERS:
+        try:
+            listener(daemon, repo, report, conn)
+        except Exception:  # a listener must never fail a committed sync
+            log.exception("graph listener failed")
+    return report
+
+
+def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
+    import time
+
+    summary = build_summary(report, "ok")
+    now = time.time()
+    conn.execute(
+        "MATCH (r:Repository {id: $id}) SET r.graphVersion = $v, r.indexedAt = $at, r.lastBuild = $b",
+        {"id": repo.id, "v": repo.graph_version + 1, "at": now, "b": summary},
+    )
+    repo.graph_version += 1
+    repo.indexed_at = now
+    repo.last_build = json.loads(summary)
+
+
+def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
+    reg = registry(daemon)
+    rid = repo_id_for(root)
+    repo = reg.get(rid)
+    if repo is not None:
+        return repo
+    import time
+
+    name = os.path.basename(root.rstrip(os.sep)) or root
+    conn.execute(
+        "MERGE (r:Repository {id: $id}) ON CREATE SET r.root = $root, r.name = $name, r.userId = $user, "
+        "r.graphVersion = 0, r.registeredAt = $at",
+        {"id": rid, "root": root, "name": name, "user": user, "at": time.time()},
+    )
+    repo = Repo(id=rid, root=root, name=name, user_id=user)
+    reg.put(repo)
+    return repo
+
+
+def _root_arg(args: dict[str, Any]) -> str:
+    path = args.get("repo")
+    if not path:
+        raise BadRequest("`repo` (a directory path) is required")
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise NotFound(f"{path} is not a directory")
+    if real == os.sep:
+        raise Forbidden("refusing to index the filesystem root")
+    return real
+
+
+def _result(repo: Repo, report: SyncReport) -> dict[str, Any]:
+    return with_freshness(repo, {"repo": repo.root, "name": repo.name, "id": repo.id, **report.to_dict()})
+
+
+@op(
+    "index",
+    lane="write",
+    description="Register a repository (if new) and build its code graph; later calls sync what changed.",
+    args=schema(
+        {"repo": REPO_ARG, "user": USER_ARG, "full": {"type": "boolean", "description": "Re-parse every file."}},
+        ["repo"],
+    ),
+    timeout_s=3600,
+)
+def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    root = _root_arg(args)
+    existing = registry(ctx).get(repo_id_for(root))
+    user = args.get("user") or ""
+    if existing is not None and user and existing.user_id and existing.user_id != user:
+        raise Forbidden(f"{root} is registered by another user")
+    repo = register(ctx.conn, ctx.daemon, root, user)
+    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+    return _result(repo, report)
+
+
+@op(
+    "sync",
+    lane="write",
+    description="Bring a registered repository's graph up to date with its files (stat, then hash, then parse).",
+    args=schema({"repo": REPO_ARG, "user": USER_ARG, "paths": {"type": "array", "items": {"type": "string"}}}),
+    tool=True,
+    read_only=False,
+    timeout_s=3600,
+)
+def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    repo = require_repo(ctx, args)
+    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args.get("paths"))
+    return _result(repo, report)
+
+
+@op(
+    "repos",
+    lane="read",
+    description="The repositories registered with this daemon (for this user), with their freshness.",
+    args=schema({"user": USER_ARG}),
+)
+def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user = args.get("user")
+    items = [r.to_dict() for r in registry(ctx).all() if not user or not r.user_id or r.user_id == user]
+    return {"repos": items}
+
+
+@op(
+    "repo.forget",
+    lane="write",
+    description="Unregister a repository and drop its code graph and history (memory is kept).",
+    args=schema({"repo": REPO_ARG, "user": USER_ARG}, ["repo"]),
+)
+def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    repo = require_repo(ctx, args)
+    conn = ctx.conn
+    with conn.transaction():
+        graphwrite.delete_repo_code(conn, repo.id)
+        for table in ("Change", "Commit", "DocSection", "ConversationTurn", "ShellCommand"):
+            conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo.id})
+        conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo.id})
+    registry(ctx).remove(repo.id)
+    ctx.daemon.services.get("engines", {}).pop(repo.id, None)
+    return {"forgotten": repo.root, "id": repo.id}
+
+
+def _next_action(repo: Repo) -> str:
+    build = repo.last_build or {}
+    if repo.indexed_at is None:
+        if build.get("outcome") == "failed":
+            return "the first build failed: see `nexus daemon logs`, fix, then `nexus index`"
+        return "run `nexus index`"
+    if build.get("outcome") == "failed":
+        return "the last sync failed (the previous graph still answers): see `nexus daemon logs`, then `nexus sync`"
+    if repo.pending:
+        return "wait for the watcher or run `nexus sync`"
+    return "none"
+
+
+def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
+    assert ctx.conn is not None
+    reg = registry(ctx)
+    chosen = [reg.containing(args["repo"])] if args.get("repo") else reg.all()
+    user = args.get("user")
+    out = []
+    for repo in chosen:
+        if repo is None or (user and repo.user_id and repo.user_id != user):
+            continue
+        counts = graphwrite.repo_counts(ctx.conn, repo.id)
+        build = repo.last_build or {}
+        out.append(
+            {
+                "name": repo.name,
+                "root": repo.root,
+                "availability": "ready" if repo.indexed_at is not None else "not indexed",
+                "lastBuild": {k: build.get(k) for k in ("outcome", "mode", "at", "error", "parsed", "deleted") if k in build},
+                **repo.freshness(),
+                "next": _next_action(repo),
+                **counts,
+                "diagnostics": graphwrite.diagnostics(ctx.conn, repo.id, limit=20),
+            }
+        )
+    return "repos", out
+
+
+STATUS_SECTIONS.append(status_section)
+
+
+def start(daemon: Daemon) -> None:
+    conn = daemon.store.connect()
+    try:
+        registry(daemon).load(conn)
+    finally:
+        conn.close()
+    # Catch up with changes made while the daemon was down (and rebuild graphs a schema change dropped).
+    for repo in registry(daemon).all():
+        full = repo.indexed_at is None
+        daemon.server.submit_internal(lambda c, r=repo, f=full: run_sync(daemon, c, r, full=f))
+
+
+def stop(daemon: Daemon) -> None:
+    pool = daemon.services.pop("parsepool", None)
+    if pool is not None:
+        pool.close()
+
+
+def repo_root_path(repo: Repo, rel: str) -> Path:
+    """A repository-relative path made absolute, refusing anything that leaves the root."""
+    root = os.path.realpath(repo.root)
+    full = os.path.realpath(os.path.join(root, rel))
+    if full != root and not full.startswith(root + os.sep):
+        raise Forbidden(f"{rel} is outside the repository root")
+    return Path(full)

@@ -1,0 +1,320 @@
+"""Bytes in, `FileFacts` out: the one entry point of parsing, and it never raises.
+
+Capture contract (shared by every `queries/<language>.scm`)
+-----------------------------------------------------------
+==========================  =====================================================================
+capture                     meaning
+==========================  =====================================================================
+``@definition.<kind>``      a definition node; ``<kind>`` is function, method, class, interface,
+                            type, enum or namespace (hooks may refine: Python functions in a
+                            class become methods)
+``@name``                   the definition's name node (same match)
+``@bases``                  optional: the node listing base classes / extended interfaces
+``@reference.call``         a call node
+``@reference.new``          a constructor call node (``new X()``)
+``@call.name``              the called name node (``foo`` in ``a.b.foo()``)
+``@call.receiver``          optional: the receiver expression (``a.b``, ``self``, ``super()``)
+``@import``                 an import / re-export statement, decoded by the language hook
+``@import.dynamic``         ``import('./x')``, with ``@import.source`` the string argument
+``@export``                 a statement that exports under another name (``export default X``,
+                            ``export {a as b}``, ``module.exports = ...``), decoded by the hook
+==========================  =====================================================================
+
+Captures whose names start with ``_`` are helpers for predicates and are ignored here.
+
+How the engine works: one query pass collects definitions, calls and imports; definitions are sorted by
+byte offset and swept with a stack to find each one's container (qualified names, method-ness), then
+calls are swept the same way to find their enclosing symbol. No recursion over the tree anywhere, so a
+10,000-deep nesting cannot overflow the Python stack.
+
+Why it never raises: broken code is the normal state of a file being edited. A syntax error is a
+`Diagnostic("syntax-error")` next to whatever could be extracted; an internal failure is a
+`Diagnostic("extract-failed")` with no symbols, so one bad file never aborts a sync.
+
+Parsers and compiled queries are cached per process (compiling a query costs milliseconds; a daemon
+parses thousands of files).
+"""
+
+from __future__ import annotations
+
+import gc
+import posixpath
+from functools import cache
+from operator import itemgetter
+from pathlib import Path
+from typing import NamedTuple
+
+from tree_sitter import Node, Parser, Query, QueryCursor
+from tree_sitter_language_pack import get_language, get_parser
+
+from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, content_hash
+from nexusd.parse.hooks import LanguageHooks
+from nexusd.parse.lang_ecmascript import EcmaHooks
+from nexusd.parse.lang_python import PythonHooks
+from nexusd.parse.languages import classify_role, language_for, parsed_language
+
+QUERY_DIR = Path(__file__).with_name("queries")
+MAX_BYTES = 4 * 1024 * 1024  # bigger "source" files are generated or vendored: recorded, not parsed
+BINARY_PROBE = 8192
+MODULE_QN = "<module>"
+
+HOOKS: dict[str, LanguageHooks] = {
+    "python": PythonHooks(),
+    "javascript": EcmaHooks("javascript"),
+    "typescript": EcmaHooks("typescript"),
+    "tsx": EcmaHooks("tsx"),
+}
+
+
+class _Def(NamedTuple):
+    start: int
+    end: int
+    node: Node
+    kind: str
+    name: str
+    bases: Node | None
+
+
+def supported_languages() -> list[str]:
+    """Languages with both a query file and hooks: the parse allow-list."""
+    return sorted(lang for lang in HOOKS if (QUERY_DIR / f"{lang}.scm").is_file())
+
+
+@cache
+def _parser(language: str) -> Parser:
+    return get_parser(language)  # type: ignore[arg-type]
+
+
+@cache
+def _query(language: str) -> Query:
+    source = (QUERY_DIR / f"{language}.scm").read_text(encoding="utf-8")
+    return Query(get_language(language), source)  # type: ignore[arg-type]
+
+
+def warm(languages: list[str] | None = None) -> None:
+    """Build parsers and compile queries up front, so the first real file does not pay for it."""
+    for language in languages or supported_languages():
+        _parser(language)
+        _query(language)
+
+
+def extract(path: str, data: bytes) -> FileFacts:
+    """Facts for one file. Never raises; problems become diagnostics on the returned facts."""
+    path = path.replace("\\", "/")
+    facts = FileFacts(
+        path=path,
+        language=language_for(path),
+        role=classify_role(path),
+        hash=content_hash(data),
+        line_count=_line_count(data),
+    )
+    language = parsed_language(path)
+    if language is None or language not in HOOKS:
+        return facts
+    if len(data) > MAX_BYTES:
+        facts.diagnostics.append(Diagnostic(path, "warning", "too-large", f"{len(data)} bytes, not parsed"))
+        return facts
+    if b"\0" in data[:BINARY_PROBE]:
+        facts.diagnostics.append(
+            Diagnostic(path, "warning", "binary", "NUL bytes in a source file, not parsed")
+        )
+        return facts
+    # Extraction allocates ~10^5 small, acyclic objects per MB; with a large heap retained (a cold index
+    # keeps every file's facts) cyclic-GC passes cost ~30% of extraction. Nothing here makes cycles that
+    # outlive the call, so collection is paused for its duration and resumed as it was.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _extract_into(facts, language, data)
+    except Exception as exc:  # noqa: BLE001 - the crash barrier of parsing: report, never propagate
+        facts.symbols.clear()
+        facts.imports.clear()
+        facts.calls.clear()
+        facts.diagnostics.append(
+            Diagnostic(path, "error", "extract-failed", f"{type(exc).__name__}: {exc}"[:300])
+        )
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return facts
+
+
+def _line_count(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
+    hooks = HOOKS[language]
+    tree = _parser(language).parse(data)
+    root = tree.root_node
+    if root.has_error:
+        line, what = _first_error(root)
+        facts.diagnostics.append(Diagnostic(facts.path, "error", "syntax-error", what, line))
+
+    defs: list[_Def] = []
+    calls: list[tuple[int, CallFact]] = []
+    roles = _ROLES.setdefault(language, {})
+    special = hooks.special_names
+    receiver_of = hooks.receiver
+    call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
+    for pattern, caps in QueryCursor(_query(language)).matches(root):
+        role = roles.get(pattern)
+        if role is None:
+            role = roles[pattern] = _role(caps)
+        kind, main = role
+        node = caps[main][0]
+        if kind == "call" or kind == "new":
+            name_node = caps["call.name"][0]
+            name = call_name(name_node) if call_name else name_node.text.decode("utf-8", "replace")  # type: ignore[union-attr]
+            recv_nodes = caps.get("call.receiver")
+            receiver = receiver_of(recv_nodes[0]) if recv_nodes else None
+            if receiver is None and name in special:
+                receiver, imp, keep = hooks.special_call(node, name)
+                if imp is not None:
+                    facts.imports.append(imp)
+                if not keep:
+                    continue
+            calls.append(
+                (node.start_byte, CallFact(None, name, receiver, node.start_point[0] + 1, kind == "new"))
+            )
+        elif kind == "import":
+            facts.imports.extend(hooks.imports(node))
+        elif kind == "export":
+            facts.exports.update(hooks.exports(node))
+        elif kind == "import.dynamic":
+            fact = hooks.dynamic_import(node, caps["import.source"][0])
+            if fact is not None:
+                facts.imports.append(fact)
+        elif kind:
+            name_nodes = caps.get("name")
+            if not name_nodes:
+                continue
+            name = (name_nodes[0].text or b"").decode("utf-8", errors="replace")
+            bases = caps.get("bases")
+            defs.append(_Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
+
+    facts.symbols.append(_module_symbol(facts, data))
+    spans = _build_symbols(facts, hooks, data, defs)
+    _attach_calls(facts, calls, spans)
+    facts.imports.sort(key=lambda i: i.line)
+
+
+# Per language: query pattern index -> (role, main capture name), learnt from the first match of a pattern.
+_ROLES: dict[str, dict[int, tuple[str, str]]] = {}
+
+
+def _role(caps: dict[str, list[Node]]) -> tuple[str, str]:
+    """What a pattern produces, read from its capture names (the contract in this module's docstring)."""
+    for cap_name in caps:
+        if cap_name.startswith("definition."):
+            return cap_name[11:], cap_name
+        if cap_name == "reference.call":
+            return "call", cap_name
+        if cap_name == "reference.new":
+            return "new", cap_name
+        if cap_name in ("import", "import.dynamic", "export"):
+            return cap_name, cap_name
+    return "", next(iter(caps))
+
+
+def _module_symbol(facts: FileFacts, data: bytes) -> SymbolFact:
+    stem = posixpath.splitext(posixpath.basename(facts.path))[0]
+    if stem in {"__init__", "index"}:
+        stem = posixpath.basename(posixpath.dirname(facts.path)) or stem
+    return SymbolFact(
+        kind="module",
+        name=stem,
+        qualified_name=MODULE_QN,
+        start_line=1,
+        end_line=max(1, facts.line_count),
+        content_hash=facts.hash,
+    )
+
+
+def _build_symbols(
+    facts: FileFacts, hooks: LanguageHooks, data: bytes, defs: list[_Def]
+) -> list[tuple[int, int, str]]:
+    """Sweep definitions in document order with a stack of open containers: parents, kinds, occurrences.
+
+    Returns (start byte, end byte, qualified name) per symbol, in document order, for `_attach_calls`.
+    """
+    spans: list[tuple[int, int, str]] = []
+    defs.sort(key=lambda d: (d.start, -d.end))
+    stack: list[tuple[int, SymbolFact]] = []  # (end byte, symbol)
+    seen: dict[tuple[str, str], int] = {}
+    last_key: tuple[int, int] | None = None
+    for d in defs:
+        if (d.start, d.end) == last_key:
+            continue  # two patterns matched one node (e.g. a generic and a specific one)
+        last_key = (d.start, d.end)
+        while stack and stack[-1][0] <= d.start:
+            stack.pop()
+        parent = stack[-1][1] if stack else None
+        kind = hooks.definition_kind(d.kind, parent.kind if parent else None)
+        qn = f"{parent.qualified_name}.{d.name}" if parent else d.name
+        key = (kind, qn)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        node = d.node
+        sym = SymbolFact(
+            kind=kind,
+            name=d.name,
+            qualified_name=qn,
+            start_line=node.start_point[0] + 1,
+            end_line=node.end_point[0] + 1,
+            signature=hooks.signature(node, data),
+            doc=hooks.doc(node),
+            parent=parent.qualified_name if parent else None,
+            bases=hooks.bases(d.bases) if kind in {"class", "interface"} else [],
+            exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
+            content_hash=content_hash(data[d.start : d.end]),
+            occurrence=occurrence,
+        )
+        facts.symbols.append(sym)
+        stack.append((d.end, sym))
+        spans.append((d.start, d.end, qn))
+    return spans
+
+
+def _attach_calls(
+    facts: FileFacts, calls: list[tuple[int, CallFact]], spans: list[tuple[int, int, str]]
+) -> None:
+    """Give each call its innermost enclosing symbol by a merged sweep over symbol spans and calls."""
+    calls.sort(key=itemgetter(0))
+    stack: list[tuple[int, str]] = []
+    i = 0
+    n = len(spans)
+    out = facts.calls
+    for start, call in calls:
+        while i < n and spans[i][0] <= start:
+            s_start, s_end, qn = spans[i]
+            while stack and stack[-1][0] <= s_start:
+                stack.pop()
+            stack.append((s_end, qn))
+            i += 1
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        if stack:
+            call.caller = stack[-1][1]
+        out.append(call)
+
+
+def _first_error(root: Node) -> tuple[int, str]:
+    """Line and description of the first ERROR or MISSING node, found without recursion."""
+    node = root
+    for _ in range(100_000):
+        if node.is_missing:
+            return node.start_point[0] + 1, f"missing {node.type}"
+        if node.type == "ERROR" and node is not root:
+            return node.start_point[0] + 1, "syntax error"
+        nxt = None
+        for child in node.children:
+            if child.has_error or child.is_missing:
+                nxt = child
+                break
+        if nxt is None:
+            break
+        node = nxt
+    return node.start_point[0] + 1, "syntax error"

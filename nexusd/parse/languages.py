@@ -1,0 +1,220 @@
+"""Which files NEXUS parses, which it only records, and what role each file plays.
+
+Two tables, deliberately separate:
+
+* `PARSED` — the allow-list of languages whose symbols we extract. A language is on it only when a query
+  file exists in `queries/` and a hook exists in `extract.py`: the tree-sitter pack ships grammars that hang
+  forever on simple input (FIELD-NOTES: cobol), so nothing is parsed just because a grammar is available.
+* `KNOWN` — every extension we recognise, so a File node can carry a language even when no symbols are
+  extracted from it (Go, Rust, Markdown, ...). Adding a parsed language later means: a query file, an entry
+  in `PARSED`, a resolver module, and fixtures.
+
+`classify_role` is a pure function of the path: roles drive ranking and filtering, never parsing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+
+# Extension -> language for languages that have a query file and are extracted.
+PARSED: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+}
+
+# Extension -> language for files recorded as File nodes only (no symbols yet).
+KNOWN: dict[str, str] = {
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".scala": "scala",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
+    ".lua": "lua",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".zsh": "bash",
+    ".sql": "sql",
+    ".html": "html",
+    ".htm": "html",
+    ".css": "css",
+    ".scss": "scss",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".json": "json",
+    ".jsonc": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".xml": "xml",
+    ".proto": "proto",
+    ".graphql": "graphql",
+}
+
+# Whole file names that carry a language without a telling extension.
+KNOWN_NAMES: dict[str, str] = {
+    "Dockerfile": "dockerfile",
+    "Makefile": "make",
+    "GNUmakefile": "make",
+    "CMakeLists.txt": "cmake",
+    "Gemfile": "ruby",
+    "Rakefile": "ruby",
+}
+
+MANIFESTS = frozenset(
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Pipfile",
+        "poetry.lock",
+        "package.json",
+        "go.mod",
+        "Cargo.toml",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "Gemfile",
+        "composer.json",
+        "CMakeLists.txt",
+        "Makefile",
+        "environment.yml",
+    }
+)
+
+DOCUMENT_EXTS = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
+CONFIG_EXTS = frozenset(
+    {".json", ".jsonc", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".env"}
+)
+CONFIG_NAMES = frozenset(
+    {"Dockerfile", "tox.ini", "tsconfig.json", "jsconfig.json", "noxfile.py", "conftest.py"}
+)
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing"})
+SOURCE_EXTS = frozenset(PARSED) | frozenset(
+    ext
+    for ext, lang in KNOWN.items()
+    if lang
+    not in {
+        "markdown",
+        "rst",
+        "text",
+        "json",
+        "yaml",
+        "toml",
+        "ini",
+        "xml",
+    }
+)
+ENTRY_NAMES = frozenset(
+    {"__main__.py", "main.py", "cli.py", "manage.py", "wsgi.py", "asgi.py", "main.go", "main.rs"}
+)
+INDEX_NAMES = frozenset({"index.js", "index.ts", "index.mjs", "index.cjs", "index.tsx", "index.jsx"})
+
+
+def language_for(path: str) -> str:
+    """The language of a path for its File node, "" when unknown."""
+    name = posixpath.basename(path)
+    if name in KNOWN_NAMES:
+        return KNOWN_NAMES[name]
+    ext = _ext(name)
+    return PARSED.get(ext) or KNOWN.get(ext, "")
+
+
+def parsed_language(path: str) -> str | None:
+    """The language to extract symbols with, or None when the file is recorded but not parsed."""
+    return PARSED.get(_ext(posixpath.basename(path)))
+
+
+def classify_role(path: str) -> str:
+    """One role from facts.ROLES, decided by conventions on the (repository-relative) path alone.
+
+    Order matters: a manifest or test is recognised before the generic source/config/document rules,
+    because `setup.py` is a manifest first and `tests/conftest.py` is test code first.
+    """
+    path = path.replace("\\", "/")
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return "other"
+    name = parts[-1]
+    dirs = parts[:-1]
+    ext = _ext(name)
+    if name in MANIFESTS:
+        return "manifest"
+    if _is_test(name, dirs, ext):
+        return "test"
+    if name in CONFIG_NAMES or (name.startswith("tsconfig") and ext == ".json"):
+        return "configuration"
+    if ext in DOCUMENT_EXTS or name in {"README", "LICENSE", "CHANGELOG", "CONTRIBUTING", "AUTHORS"}:
+        return "document"
+    if name.startswith(".") and ext not in SOURCE_EXTS:
+        return "configuration"
+    if ext in CONFIG_EXTS:
+        return "configuration"
+    if _is_entry_point(name, dirs, ext):
+        return "entry_point"
+    if ext in SOURCE_EXTS or language_for(path) in {"bash", "make", "dockerfile", "ruby"}:
+        return "source"
+    return "other"
+
+
+def _ext(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def _is_test(name: str, dirs: list[str], ext: str) -> bool:
+    if ext not in SOURCE_EXTS:
+        return False
+    if any(d in TEST_DIRS for d in dirs):
+        return True
+    stem = name[: -len(ext)] if ext else name
+    if ext in {".py", ".pyi"}:
+        return stem.startswith("test_") or stem.endswith("_test") or name == "conftest.py"
+    if ext == ".go":
+        return stem.endswith("_test")
+    return stem.endswith((".test", ".spec", "_test", "_spec")) or stem.startswith("test_")
+
+
+def _is_entry_point(name: str, dirs: list[str], ext: str) -> bool:
+    if name in ENTRY_NAMES:
+        return True
+    if dirs and dirs[-1] == "bin" and (ext in SOURCE_EXTS or ext == ""):
+        return True
+    # index.js/ts only counts at a package root (next to package.json is unknowable from the path alone,
+    # so "the repository root or a src/ folder directly under a package" is the convention we use).
+    if name in INDEX_NAMES:
+        return not dirs or dirs[-1] == "src" and len(dirs) <= 3
+    return False
+
+
+def relative_posix(root: Path, path: Path) -> str:
+    """Repository-relative, forward-slash path: the form every fact and edge uses."""
+    return path.relative_to(root).as_posix()

@@ -1,0 +1,23 @@
+; NEXUS query for Python. Capture names are shared by every language: see extract.py's docstring.
+; A function_definition inside a class body is reported as @definition.function; extract.py turns it
+; into a method because its enclosing definition is a class (queries cannot see ancestors cheaply).
+
+(function_definition
+  name: (identifier) @name) @definition.function
+
+(class_definition
+  name: (identifier) @name
+  superclasses: (argument_list)? @bases) @definition.class
+
+; foo(...)
+(call
+  function: (identifier) @call.name) @reference.call
+
+; obj.m(...), self.m(...), a.b.c(...), super().m(...)
+(call
+  function: (attribute
+    object: (_) @call.receiver
+    attribute: (identifier) @call.name)) @reference.call
+
+(import_statement) @import
+(import_from_statement) @import

@@ -1,0 +1,86 @@
+; NEXUS query for TSX (.tsx): identical to typescript.scm; the tsx grammar shares these node names.
+; Kept as its own file so a language = a query file, and the two may diverge (JSX elements).
+
+(function_declaration
+  name: (identifier) @name) @definition.function
+
+(generator_function_declaration
+  name: (identifier) @name) @definition.function
+
+; overload signatures: `function f(a: string): void;` (counted by `occurrence`)
+(function_signature
+  name: (identifier) @name) @definition.function
+
+(class_declaration
+  name: (_) @name
+  (class_heritage)? @bases) @definition.class
+
+(abstract_class_declaration
+  name: (_) @name
+  (class_heritage)? @bases) @definition.class
+
+(class_body
+  (method_definition
+    name: (_) @name) @definition.method)
+
+(class_body
+  (abstract_method_signature
+    name: (_) @name) @definition.method)
+
+(class_body
+  (public_field_definition
+    name: (_) @name
+    value: [(arrow_function) (function_expression)]) @definition.method)
+
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+
+(interface_declaration
+  name: (_) @name
+  (extends_type_clause)? @bases) @definition.interface
+
+(type_alias_declaration
+  name: (_) @name) @definition.type
+
+(enum_declaration
+  name: (_) @name) @definition.enum
+
+(internal_module
+  name: (_) @name) @definition.namespace
+
+(call_expression
+  function: (identifier) @call.name) @reference.call
+
+(call_expression
+  function: (member_expression
+    object: (_) @call.receiver
+    property: (_) @call.name)) @reference.call
+
+(call_expression
+  function: (super) @call.name) @reference.call
+
+(new_expression
+  constructor: (identifier) @call.name) @reference.new
+
+(new_expression
+  constructor: (member_expression
+    object: (_) @call.receiver
+    property: (_) @call.name)) @reference.new
+
+(import_statement) @import
+(export_statement
+  source: (_)) @import
+
+(call_expression
+  function: (import)
+  arguments: (arguments . (string) @import.source)) @import.dynamic
+
+; export default X / export { a as b } / export default class Foo {} (the hook skips `export ... from`)
+(export_statement) @export
+
+; CommonJS: module.exports = {...} / module.exports = X / exports.x = y
+(assignment_expression
+  left: (member_expression
+    object: (identifier) @_object
+    (#match? @_object "^(module|exports)$"))) @export

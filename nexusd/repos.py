@@ -1,0 +1,155 @@
+"""The registry of repositories: which roots are registered, and for whom; freshness of each graph.
+
+Repository nodes live in the graph (they survive code-layer rebuilds); this module keeps a copy in memory so
+every request can resolve its `repo` argument without a query. Only the writer thread mutates the graph's
+Repository nodes; this cache is updated right after those writes commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import Forbidden, NotIndexed
+
+if TYPE_CHECKING:
+    from .registry import Ctx
+    from .store import Conn
+
+
+def repo_id_for(root: Path | str) -> str:
+    return hashlib.blake2b(os.path.realpath(root).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+
+
+@dataclass
+class Repo:
+    id: str
+    root: str
+    name: str
+    user_id: str
+    graph_version: int = 0
+    indexed_at: float | None = None
+    last_build: dict[str, Any] | None = None
+    # Paths the watcher has seen change that are not yet in the graph (freshness = stale while non-empty).
+    pending: set[str] = field(default_factory=set)
+    watching: bool = False
+
+    def freshness(self) -> dict[str, Any]:
+        if self.indexed_at is None:
+            state = "unknown"
+        elif self.pending:
+            state = "stale"
+        elif self.watching:
+            state = "fresh"
+        else:
+            state = "unknown"  # not watched: we cannot vouch for changes since the last sync
+        out: dict[str, Any] = {
+            "graphVersion": self.graph_version,
+            "indexedAt": self.indexed_at,
+            "freshness": state,
+        }
+        if self.pending:
+            out["pendingPaths"] = len(self.pending)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "root": self.root, "name": self.name, **self.freshness()}
+
+
+class RepoRegistry:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._repos: dict[str, Repo] = {}
+
+    def load(self, conn: Conn) -> None:
+        import json
+
+        rows = conn.dicts(
+            "MATCH (r:Repository) RETURN r.id AS id, r.root AS root, r.name AS name, r.userId AS userId, "
+            "r.graphVersion AS gv, r.indexedAt AS at, r.lastBuild AS lastBuild"
+        )
+        with self._lock:
+            for row in rows:
+                self._repos[row["id"]] = Repo(
+                    id=row["id"],
+                    root=row["root"],
+                    name=row["name"],
+                    user_id=row["userId"] or "",
+                    graph_version=row["gv"] or 0,
+                    indexed_at=row["at"],
+                    last_build=json.loads(row["lastBuild"]) if row["lastBuild"] else None,
+                )
+
+    def all(self) -> list[Repo]:
+        with self._lock:
+            return sorted(self._repos.values(), key=lambda r: r.root)
+
+    def get(self, repo_id: str) -> Repo | None:
+        with self._lock:
+            return self._repos.get(repo_id)
+
+    def put(self, repo: Repo) -> None:
+        with self._lock:
+            self._repos[repo.id] = repo
+
+    def remove(self, repo_id: str) -> Repo | None:
+        with self._lock:
+            return self._repos.pop(repo_id, None)
+
+    def containing(self, path: str | Path) -> Repo | None:
+        """The registered repository whose root contains `path` (the deepest one when roots nest)."""
+        real = os.path.realpath(path)
+        best: Repo | None = None
+        with self._lock:
+            for repo in self._repos.values():
+                root = repo.root
+                if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                    if best is None or len(root) > len(best.root):
+                        best = repo
+        return best
+
+
+def registry(ctx_or_daemon: Any) -> RepoRegistry:
+    daemon = getattr(ctx_or_daemon, "daemon", ctx_or_daemon)
+    reg = daemon.services.get("repos")
+    if reg is None:
+        reg = daemon.services["repos"] = RepoRegistry()
+    return reg
+
+
+def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> Repo:
+    """The registered repository the request's `repo` path points into, or a clear error.
+
+    A repository registered by another user is refused (`forbidden`): one daemon may serve several users.
+    """
+    path = args.get("repo")
+    if not path:
+        raise NotIndexed("no repository given", hint="pass `repo` (the CLI sends the git root of its cwd)")
+    repo = registry(ctx).containing(path)
+    if repo is None:
+        raise NotIndexed(f"{path} is not in a registered repository", hint=f"register it: `nexus index {path}`")
+    who = user if user is not None else args.get("user")
+    if who and repo.user_id and who != repo.user_id and not repo_shared():
+        raise Forbidden(f"{repo.root} is registered by another user")
+    return repo
+
+
+def repo_shared() -> bool:
+    """NEXUS_SHARED_REPOS=1 lets every user of this daemon read every repository's code graph."""
+    return os.environ.get("NEXUS_SHARED_REPOS") == "1"
+
+
+def with_freshness(repo: Repo, result: dict[str, Any]) -> dict[str, Any]:
+    """Every answer about a repository carries graphVersion, indexedAt and freshness."""
+    result.update(repo.freshness())
+    result.setdefault("repo", repo.root)
+    return result
+
+
+def now() -> float:
+    return time.time()

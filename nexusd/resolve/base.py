@@ -1,0 +1,348 @@
+"""The repository symbol table and the edge records resolution produces.
+
+`RepoIndex` holds the `FileFacts` of every file of one repository and answers, per file, which files it
+imports and which symbols its calls may reach (`resolve_file`). It is incremental by construction:
+
+* `set_file` / `remove_file` return the *names* whose meaning changed (a function appeared, a class lost
+  a method, a barrel re-exports something else, a module file appeared). Only names, never edges:
+* `files_referencing(names)` returns the files whose calls, imports or base classes mention any of them,
+  i.e. exactly the files whose resolution may now differ; sync re-resolves those and nothing else.
+
+Resolution is computed on demand and memoised until the next change (a generation counter), so a cold
+index resolves every file against warm caches and an edit pays only for what it touches.
+
+Language knowledge (how a specifier maps to a file, what a module exports, which names are builtins)
+lives in `LanguageRules` subclasses (python.py, typescript.py); the generic order of resolution lives in
+calls.py. This module knows neither.
+"""
+
+from __future__ import annotations
+
+import gc
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexusd.parse.facts import FileFacts, ImportFact, SymbolFact, symbol_id
+
+
+@dataclass(slots=True, frozen=True)
+class ImportEdge:
+    src_path: str
+    dst_path: str
+    specifier: str
+    line: int
+    resolution: str
+    confidence: float
+
+
+@dataclass(slots=True, frozen=True)
+class CallEdge:
+    src_id: str
+    dst_id: str
+    line: int
+    resolution: str
+    confidence: float
+
+
+@dataclass(slots=True)
+class FileResolution:
+    path: str
+    imports: list[ImportEdge] = field(default_factory=list)
+    calls: list[CallEdge] = field(default_factory=list)
+    unresolved: dict[str, list[str]] = field(default_factory=dict)  # src symbol id -> raw call strings
+
+
+@dataclass(slots=True, frozen=True)
+class Target:
+    """What a name denotes: a module (file) or a symbol in a file. `hops` counts re-export links followed."""
+
+    kind: str  # "module" | "symbol" | "external" | "lazy" (= `name` as exported by module `path`)
+    path: str
+    symbol: SymbolFact | None = None
+    hops: int = 0
+    via: str = "import-bound"  # how the binding was made: import-bound | same-scope | qualified
+    name: str = ""
+
+
+@dataclass(slots=True)
+class FileBindings:
+    """What a file's imports bind: local names, star sources, and the file->file edges."""
+
+    names: dict[str, Target] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)  # paths whose exports are all visible
+    edges: list[ImportEdge] = field(default_factory=list)
+
+
+class FileTable:
+    """Lookup structures over one file's symbols, built once per `set_file`."""
+
+    __slots__ = ("facts", "children", "by_qn", "exports")
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        # parent qualified name (None = file level) -> name -> symbol; later definitions win, like Python.
+        self.children: dict[str | None, dict[str, SymbolFact]] = defaultdict(dict)
+        self.by_qn: dict[str, SymbolFact] = {}
+        for sym in facts.symbols:
+            if sym.kind == "module":
+                continue
+            self.children[sym.parent][sym.name] = sym
+            self.by_qn[sym.qualified_name] = sym
+        self.exports: dict[str, str] = dict(facts.exports)
+
+    def top(self, name: str) -> SymbolFact | None:
+        return self.children.get(None, {}).get(name)
+
+
+MAX_HOPS = 8  # re-export chains and base-class walks are bounded: cycles exist in real code
+
+
+class LanguageRules:
+    """Language-specific resolution knowledge; one instance per language family per index."""
+
+    languages: frozenset[str] = frozenset()
+    self_names: frozenset[str] = frozenset()
+    constructor_name = ""
+    builtins: frozenset[str] = frozenset()  # bare call names that are never edges nor unresolved
+    builtin_receivers: frozenset[str] = frozenset()  # `console` in console.log(...)
+    # Method names so common on builtin types that an unknown receiver is almost never a repo class.
+    common_methods: frozenset[str] = frozenset()
+    self_constructor = ""  # a bare call of this name builds the enclosing class (Python `cls(...)`)
+    class_scope_visible = False  # are class members callable bare from methods? (no in Python/JS)
+
+    def __init__(self, index: RepoIndex) -> None:
+        self.index = index
+
+    def bind(self, table: FileTable) -> FileBindings:
+        raise NotImplementedError
+
+    def module_member(self, path: str, name: str, hops: int) -> Target | None:
+        """The name `name` as seen from outside module file `path` (exports, re-exports, submodules)."""
+        raise NotImplementedError
+
+    def bare_name_only(self, table: FileTable) -> bool:
+        """May a bare call that binds to nothing fall back to a same-name symbol elsewhere?"""
+        return False
+
+    def config_changed(self) -> None:
+        """A manifest or project config file changed: drop whatever was read from it."""
+
+
+class RepoIndex:
+    """Symbol table of one repository, updated file by file; see the module docstring."""
+
+    CONFIG_NAMES = frozenset({"package.json", "tsconfig.json", "jsconfig.json", "pnpm-workspace.yaml"})
+
+    def __init__(self, repo_id: str, root: Path) -> None:
+        self.repo_id = repo_id
+        self.root = Path(root)
+        self.tables: dict[str, FileTable] = {}
+        self.paths: set[str] = set()
+        self.dirs: set[str] = set()  # every directory holding an indexed file (for package lookups)
+        # name -> paths defining a function/method/class of that name (name-only fallback, change impact)
+        self.definers: dict[str, dict[str, list[SymbolFact]]] = defaultdict(dict)
+        self.referencers: dict[str, set[str]] = defaultdict(set)
+        self._refs_of: dict[str, set[str]] = {}
+        self.generation = 0
+        self._bindings: dict[str, FileBindings] = {}
+        # Derived lookups (class bases, class members) valid until the next change, like `_bindings`.
+        self.memo: dict[tuple[object, ...], object] = {}
+        self._ids: dict[tuple[str, str, str, int], str] = {}
+        from nexusd.resolve.python import PythonRules
+        from nexusd.resolve.typescript import EcmaRules
+
+        self.rules: dict[str, LanguageRules] = {}
+        for rules in (PythonRules(self), EcmaRules(self)):
+            for lang in rules.languages:
+                self.rules[lang] = rules
+
+    # ---- updates -------------------------------------------------------------------------------------
+    def set_file(self, facts: FileFacts) -> set[str]:
+        """Add or replace a file's facts; returns the names whose meaning may have changed."""
+        old = self.tables.get(facts.path)
+        table = FileTable(facts)
+        changed = _provided(old) ^ _provided(table)
+        names = {n for n, _ in changed}
+        if old is None:
+            names |= _module_names(facts.path)
+            self._add_dirs(facts.path)
+        self._unindex(facts.path)
+        self.tables[facts.path] = table
+        self.paths.add(facts.path)
+        for sym in facts.symbols:
+            if sym.kind in {"function", "method", "class"}:
+                self.definers[sym.name].setdefault(facts.path, []).append(sym)
+        refs = _referenced(facts)
+        self._refs_of[facts.path] = refs
+        for name in refs:
+            self.referencers[name].add(facts.path)
+        self._touch(facts.path)
+        return names
+
+    def remove_file(self, path: str) -> set[str]:
+        old = self.tables.pop(path, None)
+        if old is None:
+            return set()
+        self._unindex(path)
+        self.paths.discard(path)
+        self._touch(path)
+        return {n for n, _ in _provided(old)} | _module_names(path)
+
+    def files_referencing(self, names: set[str]) -> set[str]:
+        out: set[str] = set()
+        for name in names:
+            out |= self.referencers.get(name, set())
+        return out
+
+    def _unindex(self, path: str) -> None:
+        old = self.tables.get(path)
+        if old is not None:
+            for sym in old.facts.symbols:
+                by_path = self.definers.get(sym.name)
+                if by_path is not None:
+                    by_path.pop(path, None)
+                    if not by_path:
+                        del self.definers[sym.name]
+        for name in self._refs_of.pop(path, set()):
+            paths = self.referencers.get(name)
+            if paths is not None:
+                paths.discard(path)
+                if not paths:
+                    del self.referencers[name]
+
+    def _add_dirs(self, path: str) -> None:
+        d = posixpath.dirname(path)
+        while d and d not in self.dirs:
+            self.dirs.add(d)
+            d = posixpath.dirname(d)
+
+    def _touch(self, path: str) -> None:
+        self.generation += 1
+        self._bindings.clear()
+        self.memo.clear()
+        if posixpath.basename(path) in self.CONFIG_NAMES:
+            for rules in set(self.rules.values()):
+                rules.config_changed()
+
+    # ---- lookups used by the rules and the call resolver ----------------------------------------------
+    def table(self, path: str) -> FileTable | None:
+        return self.tables.get(path)
+
+    def rules_for(self, path: str) -> LanguageRules | None:
+        table = self.tables.get(path)
+        return self.rules.get(table.facts.language) if table is not None else None
+
+    def bindings(self, path: str) -> FileBindings:
+        cached = self._bindings.get(path)
+        if cached is None:
+            table = self.tables.get(path)
+            rules = self.rules_for(path)
+            cached = rules.bind(table) if table is not None and rules is not None else FileBindings()
+            self._bindings[path] = cached
+        return cached
+
+    def settle(self, target: Target | None, hops: int = 0) -> Target | None:
+        """Follow a lazy binding (`from m import x`) to what `x` is in `m` now.
+
+        Bindings are lazy because imports are cyclic in real code: resolving them while binding would
+        recurse forever; resolving on use, with a hop bound, cannot.
+        """
+        if target is None or target.kind != "lazy":
+            return target
+        rules = self.rules_for(target.path)
+        found = rules.module_member(target.path, target.name, hops + 1) if rules is not None else None
+        return found if found is not None else Target("external", f"{target.path}:{target.name}")
+
+    def symbol_id(self, path: str, sym: SymbolFact) -> str:
+        key = (path, sym.kind, sym.qualified_name, sym.occurrence)
+        sid = self._ids.get(key)
+        if sid is None:
+            if len(self._ids) > 1_000_000:
+                self._ids.clear()
+            sid = self._ids[key] = symbol_id(self.repo_id, *key)
+        return sid
+
+    def resolve_file(self, path: str) -> FileResolution:
+        """Import and call edges of one file against the current state of the whole index."""
+        from nexusd.resolve.calls import resolve_calls
+
+        out = FileResolution(path=path)
+        table = self.tables.get(path)
+        rules = self.rules_for(path)
+        if table is None or rules is None:
+            return out
+        # Same reasoning as in parse/extract.py: no cycles are made here, so cyclic GC is paused.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            out.imports = list(self.bindings(path).edges)
+            resolve_calls(self, rules, table, out)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return out
+
+
+def _provided(table: FileTable | None) -> set[tuple[str, str]]:
+    """(name, descriptor) pairs a file offers to others; a change in any pair is a change of that name."""
+    if table is None:
+        return set()
+    out: set[tuple[str, str]] = set()
+    for sym in table.facts.symbols:
+        if sym.kind == "module":
+            continue
+        desc = f"{sym.kind}:{sym.qualified_name}:{','.join(sym.bases)}"
+        out.add((sym.name, desc))
+    for imp in table.facts.imports:
+        for name, alias in imp.names:
+            out.add((alias, f"import:{imp.specifier}:{name}"))
+        if imp.module_alias:
+            out.add((imp.module_alias, f"alias:{imp.specifier}"))
+        if ("*", "*") in imp.names:
+            out.add(("*", f"star:{imp.specifier}"))
+    for exported, local in table.exports.items():
+        out.add((exported, f"export:{local}"))
+    return out
+
+
+def _module_names(path: str) -> set[str]:
+    """Names by which other files may import this file: its stem, and its folder for index/__init__."""
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    if stem.endswith(".d"):
+        stem = stem[:-2]
+    names = {stem}
+    if stem in {"__init__", "index"}:
+        names.add(posixpath.basename(posixpath.dirname(path)))
+    return names
+
+
+def _referenced(facts: FileFacts) -> set[str]:
+    """Every name whose meaning could change this file's resolution (see `files_referencing`)."""
+    refs: set[str] = set()
+    for call in facts.calls:
+        refs.add(call.name)
+        if call.receiver:
+            refs.add(call.receiver.split(".", 1)[0])
+    for imp in facts.imports:
+        refs |= _spec_names(imp)
+    for sym in facts.symbols:
+        for base in sym.bases:
+            refs.add(base.rsplit(".", 1)[-1])
+            refs.add(base.split(".", 1)[0])
+    return refs
+
+
+def _spec_names(imp: ImportFact) -> set[str]:
+    out = {name for name, _ in imp.names if name != "*"}
+    spec = imp.specifier.rstrip("/")
+    for sep in ("/", "."):
+        spec = spec.replace(sep, " ")
+    parts = spec.split()
+    if parts:
+        out.add(parts[-1])
+        out.add(parts[0])
+    if ("*", "*") in imp.names:
+        out.add("*")
+    return out

@@ -1,0 +1,301 @@
+"""One repository's sync: walk -> stat diff -> read+hash -> parse -> resolve -> one graph write.
+
+    cold index    no File nodes yet: every file parsed in the pool, resolved, bulk-loaded with COPY
+    incremental   stat first, hash what stat cannot clear, parse only changed content, re-resolve the
+                  changed files plus the files whose references a change can affect, write one batch
+
+Nothing changed means no parse and no write at all. A file that fails to parse or extract is indexed with a
+diagnostic (and retried next sync, because a failed file stores no hash). graphVersion bumps once per batch.
+
+The symbol table (`RepoIndex`) lives in memory for the daemon's life. Facts are cached on disk by content
+hash, so after a restart the table is rebuilt without parsing anything that did not change.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import posixpath
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..parse.facts import FileFacts
+from ..resolve.base import RepoIndex
+from ..store import Conn
+from . import graphwrite
+from .graphwrite import Batch, FileStat
+from .parsepool import ParseOutcome, ParsePool, ParseTask, inline, skipped_facts
+from .walk import WalkRules
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict[str, Any]], None]
+# Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
+FACTS_CACHE_VERSION = 1
+INLINE_MAX_FILES = 8
+MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
+
+
+@dataclass
+class SyncReport:
+    mode: str  # cold | incremental | noop
+    scanned: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    affected: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    diagnostics: int = 0
+    written: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    changed_paths: list[str] = field(default_factory=list)
+    deleted_paths: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "scanned": self.scanned,
+            "parsed": self.parsed,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "affected": self.affected,
+            "skipped": self.skipped[:50],
+            "skippedCount": len(self.skipped),
+            "diagnostics": self.diagnostics,
+            "written": self.written,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+        }
+
+
+class FactsCache:
+    """Extracted facts on disk, keyed by content hash (pickle: our own data, never a repository's)."""
+
+    def __init__(self, root: Path):
+        self.root = root / f"facts-v{FACTS_CACHE_VERSION}"
+
+    def _path(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.pickle"
+
+    def get(self, digest: str, path: str) -> FileFacts | None:
+        if not digest:
+            return None
+        try:
+            with open(self._path(digest), "rb") as fh:
+                facts = pickle.load(fh)
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+            return None
+        if not isinstance(facts, FileFacts):
+            return None
+        if facts.path != path:  # same content under another path: facts carry the path, so re-extract
+            return None
+        return facts
+
+    def put(self, facts: FileFacts) -> None:
+        if not facts.hash:
+            return
+        target = self._path(facts.hash)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(facts, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except OSError as exc:  # a cache that cannot be written only costs a re-parse later
+            log.debug("facts cache write failed: %s", exc)
+
+
+class RepoSync:
+    """The sync engine of one registered repository. Runs on the writer thread only."""
+
+    def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool]):
+        self.repo_id = repo_id
+        self.root = root
+        self.rules = WalkRules(root, MAX_FILE_BYTES)
+        self.cache = FactsCache(cache_dir)
+        self._pool = pool
+        self.index: RepoIndex | None = None
+        self.facts: dict[str, FileFacts] = {}
+
+    # -- public -------------------------------------------------------------------------------------
+
+    def sync(
+        self, conn: Conn, progress: Progress, *, paths: Iterable[str] | None = None, full: bool = False
+    ) -> SyncReport:
+        """Bring the graph in line with the files. `paths` limits the scan to those (the watcher's dirty set);
+        `full` re-parses everything (a rebuild)."""
+        t0 = time.perf_counter()
+        known = graphwrite.known_files(conn, self.repo_id)
+        cold = full or not known
+        report = SyncReport("cold" if cold else "incremental")
+        stats, tasks, present = self._scan(known, paths, cold, report)
+        deleted = self._deleted(known, present, paths)
+        report.seconds["scan"] = time.perf_counter() - t0
+        if not tasks and not deleted:
+            report.mode = "noop"
+            return report
+
+        t1 = time.perf_counter()
+        changed: dict[str, FileFacts] = {}
+        touched: dict[str, FileStat] = {}
+        for outcome in self._parse(tasks, progress, report):
+            if outcome.status == "unchanged":
+                touched[outcome.path] = stats[outcome.path]
+                report.unchanged += 1
+            elif outcome.status == "parsed" and outcome.facts is not None:
+                changed[outcome.path] = outcome.facts
+                report.parsed += 1
+                if outcome.facts.diagnostics:
+                    report.diagnostics += 1
+            else:
+                report.skipped.append({"path": outcome.path, "reason": outcome.reason})
+                if outcome.reason in ("binary", "too-large", "timeout", "worker-died", "unreadable", "extract-failed"):
+                    facts = skipped_facts(outcome.path, outcome.reason)
+                    changed[outcome.path] = facts
+                    report.diagnostics += 1
+                elif outcome.path in known:
+                    deleted.add(outcome.path)  # now a secret or a symlink: it must leave the graph
+        report.seconds["parse"] = time.perf_counter() - t1
+        if not changed and not deleted and not touched:
+            report.mode = "noop"
+            return report
+
+        t2 = time.perf_counter()
+        index = self._ensure_index(conn, progress, skip=set(changed) | deleted)
+        names: set[str] = set()
+        config_changed = False
+        for path, facts in changed.items():
+            names |= index.set_file(facts)
+            self.facts[path] = facts
+            config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
+        for path in deleted:
+            names |= index.remove_file(path)
+            self.facts.pop(path, None)
+            config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
+        if cold:
+            to_resolve = set(changed)
+        elif config_changed:
+            to_resolve = set(self.facts)  # path aliases or workspace packages may have moved: redo all
+        else:
+            to_resolve = set(changed) | (index.files_referencing(names) - deleted)
+        batch = Batch(self.repo_id, changed=changed, touched=touched, deleted=deleted)
+        batch.new_paths = {p for p in changed if p not in known}
+        batch.stats = {p: stats[p] for p in changed if p in stats}
+        for n, path in enumerate(sorted(to_resolve)):
+            if path in self.facts:
+                batch.resolutions[path] = index.resolve_file(path)
+                batch.facts[path] = self.facts[path]
+            if n % 200 == 0:
+                progress({"phase": "resolve", "done": n, "total": len(to_resolve)})
+        report.affected = len(to_resolve - set(changed))
+        report.deleted = len(deleted)
+        report.seconds["resolve"] = time.perf_counter() - t2
+
+        t3 = time.perf_counter()
+        progress({"phase": "write", "message": f"writing {len(changed)} files"})
+        if cold:
+            report.written = graphwrite.write_cold(conn, batch)
+        else:
+            report.written = graphwrite.write_incremental(conn, batch)
+        report.seconds["write"] = time.perf_counter() - t3
+        for facts in changed.values():
+            self.cache.put(facts)
+        report.changed_paths = sorted(changed)
+        report.deleted_paths = sorted(deleted)
+        report.seconds["total"] = time.perf_counter() - t0
+        return report
+
+    # -- steps --------------------------------------------------------------------------------------
+
+    def _scan(
+        self,
+        known: dict[str, tuple[str, int, int]],
+        paths: Iterable[str] | None,
+        cold: bool,
+        report: SyncReport,
+    ) -> tuple[dict[str, FileStat], list[ParseTask], set[str]]:
+        stats: dict[str, FileStat] = {}
+        tasks: list[ParseTask] = []
+        present: set[str] = set()
+        if paths is None:
+            entries = [(e.path, e.size, e.mtime_ns) for e in self.rules.walk()]
+            report.skipped.extend({"path": s.path, "reason": s.reason} for s in self.rules.skipped)
+        else:
+            entries = []
+            for rel in paths:
+                if self.rules.is_ignored(rel, False) is not None:
+                    continue
+                try:
+                    st = os.lstat(os.path.join(self.root, rel))
+                except OSError:
+                    continue
+                import stat as stat_mod
+
+                if stat_mod.S_ISREG(st.st_mode):
+                    entries.append((rel, st.st_size, st.st_mtime_ns))
+        for rel, size, mtime in entries:
+            present.add(rel)
+            report.scanned += 1
+            stats[rel] = FileStat(size, mtime)
+            old = known.get(rel)
+            if not cold and old is not None and old[1] == size and old[2] == mtime and old[0]:
+                continue  # stat clears it: no read, no hash
+            tasks.append(ParseTask(rel, None if cold or old is None else (old[0] or None)))
+        return stats, tasks, present
+
+    def _deleted(
+        self, known: dict[str, tuple[str, int, int]], present: set[str], paths: Iterable[str] | None
+    ) -> set[str]:
+        if paths is None:
+            return set(known) - present
+        return {p for p in paths if p in known and p not in present}
+
+    def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterable[ParseOutcome]:
+        total = len(tasks)
+        runner = inline(self.root, tasks, MAX_FILE_BYTES) if total <= INLINE_MAX_FILES else self._pool().run(
+            self.root, tasks, MAX_FILE_BYTES
+        )
+        for n, outcome in enumerate(runner, 1):
+            if n % 25 == 0 or n == total:
+                progress({"phase": "parse", "done": n, "total": total, "message": outcome.path})
+            yield outcome
+
+    def _ensure_index(self, conn: Conn, progress: Progress, skip: set[str]) -> RepoIndex:
+        """The in-memory symbol table; after a restart rebuilt from the facts cache (re-parsing misses)."""
+        if self.index is not None:
+            return self.index
+        index = RepoIndex(self.repo_id, Path(self.root))
+        known = graphwrite.known_files(conn, self.repo_id)
+        missing: list[ParseTask] = []
+        for path, (digest, _size, _mtime) in known.items():
+            if path in skip:
+                continue
+            facts = self.cache.get(digest, path)
+            if facts is None:
+                missing.append(ParseTask(path))
+            else:
+                self.facts[path] = facts
+        if missing:
+            progress({"phase": "rebuild-table", "message": f"re-extracting {len(missing)} uncached files"})
+            runner = inline(self.root, missing, MAX_FILE_BYTES) if len(missing) <= INLINE_MAX_FILES else self._pool().run(
+                self.root, missing, MAX_FILE_BYTES
+            )
+            for outcome in runner:
+                if outcome.facts is not None:
+                    self.facts[outcome.path] = outcome.facts
+                    self.cache.put(outcome.facts)
+        for facts in self.facts.values():
+            index.set_file(facts)
+        self.index = index
+        return index
+
+
+def build_summary(report: SyncReport, outcome: str, error: str | None = None) -> str:
+    data = {"outcome": outcome, "at": time.time(), **report.to_dict()}
+    if error:
+        data["error"] = error
+    return json.dumps(data)

@@ -1,0 +1,224 @@
+"""Warm parser processes with a per-file wall-clock limit.
+
+Parsing runs outside the daemon process for two reasons (FIELD-NOTES.md): Python-side extraction is CPU-bound
+and scales with processes, not threads; and a grammar can hang on hostile input, which no callback can stop —
+only killing the process can. Each worker keeps its parsers and compiled queries warm for the daemon's life.
+
+A worker reads the file itself (through `walk.read_source_checked`, so the safety checks travel with it),
+hashes it, and only parses when the hash differs from the one the caller already has: the "stat, then hash"
+rule of the sync costs the daemon no bytes at all for files whose content did not change.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from ..parse.facts import Diagnostic, FileFacts, content_hash
+
+log = logging.getLogger(__name__)
+
+FILE_TIMEOUT_S = float(os.environ.get("NEXUS_PARSE_TIMEOUT", "10"))
+BATCH = 16
+
+
+@dataclass(slots=True)
+class ParseTask:
+    path: str
+    known_hash: str | None = None
+
+
+@dataclass(slots=True)
+class ParseOutcome:
+    path: str
+    status: str  # parsed | unchanged | skipped
+    facts: FileFacts | None = None
+    hash: str = ""
+    reason: str = ""  # for skipped: too-large, binary, secret, unreadable, timeout, ...
+
+
+def process_one(root: str, task: ParseTask, max_bytes: int) -> ParseOutcome:
+    """Read, hash, and (if changed) extract one file. Never raises."""
+    from ..parse.extract import extract
+    from .walk import read_source_checked
+
+    data, reason = read_source_checked(root, task.path, max_bytes)
+    if data is None:
+        return ParseOutcome(task.path, "skipped", reason=reason or "unreadable")
+    digest = content_hash(data)
+    if task.known_hash is not None and digest == task.known_hash:
+        return ParseOutcome(task.path, "unchanged", hash=digest)
+    try:
+        _inject_faults(task.path)
+        facts = extract(task.path, data)
+    except Exception as exc:  # extract never raises by contract; this barrier holds if it ever does
+        log.warning("extracting %s failed: %s", task.path, exc)
+        return ParseOutcome(task.path, "skipped", reason="extract-failed")
+    return ParseOutcome(task.path, "parsed", facts=facts, hash=facts.hash)
+
+
+def _inject_faults(path: str) -> None:
+    """Fault injection for the reliability tests: NEXUS_FAULT_EXTRACT / NEXUS_FAULT_HANG hold a glob of
+    repository paths whose extraction raises / never returns. Unset in normal use."""
+    import fnmatch
+
+    fail = os.environ.get("NEXUS_FAULT_EXTRACT")
+    if fail and fnmatch.fnmatch(path, fail):
+        raise RuntimeError(f"injected extraction failure for {path}")
+    hang = os.environ.get("NEXUS_FAULT_HANG")
+    if hang and fnmatch.fnmatch(path, hang):
+        while True:
+            time.sleep(1)
+
+
+def _worker_main(conn: Connection) -> None:
+    # Ignore SIGINT/SIGTERM meant for the daemon's process group; the daemon stops us explicitly.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from ..parse.extract import warm
+
+    warm()
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        root, tasks, max_bytes = msg
+        for task in tasks:
+            conn.send(process_one(root, task, max_bytes))
+        conn.send(None)  # batch done
+
+
+class _Worker:
+    def __init__(self, ctx: Any):
+        parent, child = ctx.Pipe()
+        self.conn: Connection = parent
+        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True, name="nexus-parser")
+        self.proc.start()
+        child.close()
+        self.batch: deque[ParseTask] = deque()
+        self.since = 0.0
+
+    def send(self, root: str, tasks: list[ParseTask], max_bytes: int) -> None:
+        self.batch = deque(tasks)
+        self.since = time.monotonic()
+        self.conn.send((root, tasks, max_bytes))
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.join(5)
+        finally:
+            self.conn.close()
+
+
+class ParsePool:
+    """A fixed set of parser processes (spawned, not forked: the daemon has threads and a database)."""
+
+    def __init__(self, workers: int | None = None):
+        self.size = workers or max(1, min(4, os.cpu_count() or 2))
+        self._ctx = mp.get_context("spawn")
+        self._workers: list[_Worker] = []
+
+    def _ensure(self) -> None:
+        while len(self._workers) < self.size:
+            self._workers.append(_Worker(self._ctx))
+
+    def run(self, root: str, tasks: Iterable[ParseTask], max_bytes: int = 2_000_000) -> Iterator[ParseOutcome]:
+        """Yield one outcome per task, in completion order. A file past the time limit kills its worker,
+        yields `skipped/timeout`, and the rest of its batch is resubmitted to a fresh worker."""
+        self._ensure()
+        pending: deque[ParseTask] = deque(tasks)
+        idle = list(self._workers)
+        busy: dict[Connection, _Worker] = {}
+        while pending or busy:
+            while idle and pending:
+                worker = idle.pop()
+                chunk = [pending.popleft() for _ in range(min(BATCH, len(pending)))]
+                worker.send(root, chunk, max_bytes)
+                busy[worker.conn] = worker
+            ready = wait(list(busy), timeout=0.5)
+            for ready_conn in ready:
+                conn: Any = ready_conn
+                worker = busy[conn]
+                try:
+                    outcome: ParseOutcome | None = conn.recv()
+                except (EOFError, OSError):
+                    yield from self._replace(worker, busy, idle, pending, "worker-died")
+                    continue
+                if outcome is None:
+                    del busy[conn]
+                    idle.append(worker)
+                    continue
+                if worker.batch:
+                    worker.batch.popleft()
+                worker.since = time.monotonic()
+                yield outcome
+            now = time.monotonic()
+            for worker in list(busy.values()):
+                if worker.batch and now - worker.since > FILE_TIMEOUT_S:
+                    yield from self._replace(worker, busy, idle, pending, "timeout")
+
+    def _replace(
+        self,
+        worker: _Worker,
+        busy: dict[Connection, _Worker],
+        idle: list[_Worker],
+        pending: deque[ParseTask],
+        reason: str,
+    ) -> Iterator[ParseOutcome]:
+        busy.pop(worker.conn, None)
+        stuck = worker.batch.popleft() if worker.batch else None
+        pending.extendleft(reversed(worker.batch))
+        worker.kill()
+        self._workers.remove(worker)
+        fresh = _Worker(self._ctx)
+        self._workers.append(fresh)
+        idle.append(fresh)
+        if stuck is not None:
+            log.warning("parsing %s: %s; worker replaced", stuck.path, reason)
+            yield ParseOutcome(stuck.path, "skipped", reason=reason)
+
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        for worker in self._workers:
+            worker.proc.join(2)
+            if worker.proc.is_alive():
+                worker.kill()
+        self._workers = []
+
+
+def inline(root: str, tasks: Iterable[ParseTask], max_bytes: int = 2_000_000) -> Iterator[ParseOutcome]:
+    """Parse in this process: for a handful of files the round trip to a worker costs more than the parse.
+    Only allow-listed grammars run here and files are size-capped, so the hang risk stays in the pool."""
+    for task in tasks:
+        yield process_one(root, task, max_bytes)
+
+
+def skipped_facts(path: str, reason: str) -> FileFacts:
+    """A File with no symbols and a diagnostic: binary, too large, timed out..."""
+    from ..parse.languages import classify_role, language_for
+
+    return FileFacts(
+        path=path,
+        language=language_for(path),
+        role=classify_role(path),
+        hash="",
+        line_count=0,
+        diagnostics=[Diagnostic(path, "warning", reason, f"not indexed: {reason}")],
+    )

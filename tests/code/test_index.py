@@ -1,0 +1,198 @@
+"""Cold index and incremental sync on real temp git repositories, checked through the graph itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nexusd.errors import NotIndexed
+from tests.code.conftest import Graph
+from tests.helpers import DaemonProcess, make_repo
+
+APP = {
+    "pkg/__init__.py": "from .util import helper\n",
+    "pkg/util.py": 'def helper(x):\n    """Help."""\n    return normalize(x)\n\n\ndef normalize(x):\n    return x\n',
+    "pkg/app.py": (
+        "from pkg.util import helper\n\n\n"
+        "class Base:\n    def run(self):\n        return self.step()\n\n    def step(self):\n        return helper(1)\n\n\n"
+        "class App(Base):\n    def go(self):\n        return self.run()\n\n\n"
+        "def main():\n    App().go()\n"
+    ),
+    "README.md": "# demo\n\nSome docs.\n",
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "web/index.ts": "import { fmt } from './fmt';\nexport function show(x: number) { return fmt(x); }\n",
+    "web/fmt.ts": "export function fmt(x: number): string { return String(x); }\n",
+}
+
+
+@pytest.fixture
+def g(graph_daemon: DaemonProcess, tmp_path: Path) -> Graph:
+    repo = make_repo(tmp_path / "demo", APP)
+    return Graph(graph_daemon.client(), repo)
+
+
+def test_cold_index_builds_files_symbols_and_edges(g: Graph) -> None:
+    r = g.index()
+    assert r["mode"] == "cold" and r["graphVersion"] == 1
+    roles = dict(g.q("MATCH (f:File) RETURN f.path, f.role"))
+    assert roles["README.md"] == "document" and roles["pyproject.toml"] == "manifest"
+    assert roles["pkg/app.py"] == "source"
+    calls = g.calls()
+    assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/util.py:helper", "import-bound") in calls
+    assert ("py:method:pkg/app.py:App.go", "py:method:pkg/app.py:Base.run", "receiver") in calls
+    assert ("py:function:pkg/app.py:main", "py:class:pkg/app.py:App", "constructor") in calls
+    assert ("ts:function:web/index.ts:show", "ts:function:web/fmt.ts:fmt", "import-bound") in calls
+    imports = {tuple(r) for r in g.q("MATCH (a:File)-[e:IMPORTS]->(b:File) RETURN a.path, b.path")}
+    assert ("pkg/app.py", "pkg/util.py") in imports and ("web/index.ts", "web/fmt.ts") in imports
+    # every edge carries provenance
+    for conf, res in g.q("MATCH ()-[e:POSSIBLY_CALLS]->() RETURN e.confidence, e.resolution"):
+        assert 0 < conf <= 1 and res
+    members = g.q(
+        "MATCH (c:Symbol {key: 'py:class:pkg/app.py:Base'})-[:CONTAINS]->(m:Symbol) RETURN m.name ORDER BY m.name"
+    )
+    assert [m[0] for m in members] == ["run", "step"]
+
+
+def test_second_sync_writes_nothing(g: Graph) -> None:
+    g.index()
+    r = g.sync()
+    assert r["mode"] == "noop" and r["graphVersion"] == 1 and r["parsed"] == 0
+
+
+def test_insert_line_above_keeps_ids(g: Graph) -> None:
+    g.index()
+    before = g.symbols()
+    path = g.repo / "pkg/util.py"
+    path.write_text("# a new comment line\n\n" + path.read_text())
+    r = g.sync()
+    assert r["mode"] == "incremental" and r["parsed"] == 1 and r["graphVersion"] == 2
+    assert g.symbols() == before
+    line = g.q("MATCH (s:Symbol {key: 'py:function:pkg/util.py:helper'}) RETURN s.startLine")[0][0]
+    assert line == 3
+    assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/util.py:helper", "import-bound") in g.calls()
+
+
+def test_rename_function_re_resolves_callers(g: Graph) -> None:
+    g.index()
+    util = g.repo / "pkg/util.py"
+    util.write_text(util.read_text().replace("def helper(", "def assist("))
+    g.sync()
+    assert not any(dst == "py:function:pkg/util.py:helper" for _, dst, _ in g.calls())
+    assert "py:function:pkg/util.py:assist" in g.symbols()
+    # the caller still says `helper`, which now resolves to nothing: a raw string, not a guessed edge
+    assert any("helper" in u for u in g.unresolved("py:method:pkg/app.py:Base.step"))
+    app = g.repo / "pkg/app.py"
+    app.write_text(app.read_text().replace("helper", "assist"))
+    g.sync()
+    assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/util.py:assist", "import-bound") in g.calls()
+
+
+def test_delete_file_removes_symbols_and_edges(g: Graph) -> None:
+    g.index()
+    (g.repo / "pkg/util.py").unlink()
+    r = g.sync()
+    assert r["deleted"] == 1
+    assert not g.q("MATCH (s:Symbol) WHERE s.path = 'pkg/util.py' RETURN s.id")
+    assert not g.q("MATCH (f:File {path: 'pkg/util.py'}) RETURN f.id")
+    assert not any("pkg/util.py" in dst for _, dst, _ in g.calls())
+    assert any("helper" in u for u in g.unresolved("py:method:pkg/app.py:Base.step"))
+
+
+def test_move_function_between_files(g: Graph) -> None:
+    g.index()
+    (g.repo / "pkg/util.py").write_text("from pkg.extra import helper\n")
+    (g.repo / "pkg/extra.py").write_text('def helper(x):\n    """Moved."""\n    return x\n')
+    g.sync()
+    calls = g.calls()
+    assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/extra.py:helper", "import-bound") in calls
+    assert "py:function:pkg/util.py:helper" not in g.symbols()
+
+
+def test_syntax_error_file_is_indexed_with_diagnostic(g: Graph) -> None:
+    g.index()
+    (g.repo / "pkg/broken.py").write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    g.sync()
+    diags = g.q("MATCH (f:File {path: 'pkg/broken.py'}) RETURN f.diagnostics")[0][0]
+    assert "syntax-error" in diags
+    assert "py:function:pkg/broken.py:ok" in g.symbols()
+    status = g.c.request("status", {"repo": str(g.repo)})
+    assert any(d["path"] == "pkg/broken.py" for d in status["repos"][0]["diagnostics"])
+
+
+def test_status_and_repos(g: Graph) -> None:
+    g.index()
+    s = g.c.request("status", {"repo": str(g.repo)})["repos"][0]
+    assert s["availability"] == "ready" and s["lastBuild"]["outcome"] == "ok"
+    assert s["files"] == len(APP) and s["symbols"] > 5
+    assert set(s["edges"]["calls"]) >= {"import-bound", "receiver"}
+    assert s["graphVersion"] == 1 and s["next"] == "none"
+    repos = g.c.request("repos")["repos"]
+    assert [r["root"] for r in repos] == [str(g.repo.resolve())]
+
+
+def test_unregistered_repo_is_not_indexed(g: Graph, tmp_path: Path) -> None:
+    with pytest.raises(NotIndexed):
+        g.c.request("sync", {"repo": str(tmp_path)})
+
+
+def test_forget_repository(g: Graph) -> None:
+    g.index()
+    g.c.request("repo.forget", {"repo": str(g.repo)})
+    assert not g.q("MATCH (f:File) RETURN f.id")
+    assert g.c.request("repos")["repos"] == []
+
+
+def test_walk_rules_apply(g: Graph) -> None:
+    (g.repo / ".gitignore").write_text("generated/\n")
+    (g.repo / "generated").mkdir()
+    (g.repo / "generated/out.py").write_text("def gen(): pass\n")
+    (g.repo / ".env").write_text("SECRET=hunter2\n")
+    (g.repo / "node_modules/x").mkdir(parents=True)
+    (g.repo / "node_modules/x/index.js").write_text("function x() {}\n")
+    (g.repo / ".github/workflows").mkdir(parents=True)
+    (g.repo / ".github/workflows/ci.yml").write_text("on: push\n")
+    (g.repo / "pkg/blob.py").write_bytes(b"\x00\x01binary\x00" * 100)
+    g.index()
+    paths = {p[0] for p in g.q("MATCH (f:File) RETURN f.path")}
+    assert ".github/workflows/ci.yml" in paths
+    assert not paths & {"generated/out.py", ".env", "node_modules/x/index.js"}
+    assert "pkg/blob.py" not in paths or "binary" in g.q("MATCH (f:File {path: 'pkg/blob.py'}) RETURN f.diagnostics")[0][0]
+
+
+def test_failed_extraction_is_isolated_and_retried(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(12)}
+    repo = make_repo(tmp_path / "r", files)
+    d = DaemonProcess(env={"NEXUS_FAULT_EXTRACT": "pkg/m3.py"}).start()
+    try:
+        g = Graph(d.client(), repo)
+        r = g.index()
+        assert {"path": "pkg/m3.py", "reason": "extract-failed"} in r["skipped"]
+        keys = g.symbols()
+        assert "py:function:pkg/m4.py:f4" in keys and "py:function:pkg/m3.py:f3" not in keys
+        diag = json.loads(g.q("MATCH (f:File {path: 'pkg/m3.py'}) RETURN f.diagnostics")[0][0])
+        assert diag[0]["code"] == "extract-failed"
+    finally:
+        d.stop()
+    # restart without the fault: the failed file is retried and now indexes
+    d2 = DaemonProcess(home=d.home).start()
+    try:
+        g = Graph(d2.client(), repo)
+        g.sync()
+        assert "py:function:pkg/m3.py:f3" in g.symbols()
+    finally:
+        d2.cleanup()
+
+
+def test_hanging_parse_is_killed_and_isolated(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(12)}
+    repo = make_repo(tmp_path / "r", files)
+    d = DaemonProcess(env={"NEXUS_FAULT_HANG": "pkg/m5.py", "NEXUS_PARSE_TIMEOUT": "1"}).start()
+    try:
+        g = Graph(d.client(), repo)
+        r = g.index()
+        assert {"path": "pkg/m5.py", "reason": "timeout"} in r["skipped"]
+        assert "py:function:pkg/m6.py:f6" in g.symbols()
+    finally:
+        d.cleanup()
