@@ -119,9 +119,10 @@ def extract(path: str, data: bytes) -> FileFacts:
             Diagnostic(path, "warning", "binary", "NUL bytes in a source file, not parsed")
         )
         return facts
-    # Extraction allocates ~10^5 small, acyclic objects per MB; with a large heap retained (a cold index
-    # keeps every file's facts) cyclic-GC passes cost ~30% of extraction. Nothing here makes cycles that
-    # outlive the call, so collection is paused for its duration and resumed as it was.
+    # Extraction allocates ~10^5 small, acyclic objects per MB. When a caller retains every file's facts
+    # (a cold index), cyclic-GC passes over the growing heap are costly (stdlib, all facts retained:
+    # 3.1 MB/s with GC on vs 4.3 MB/s off). Nothing here makes cycles that outlive the call, so
+    # collection is paused for its duration and resumed as it was.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:

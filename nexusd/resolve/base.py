@@ -18,7 +18,6 @@ calls.py. This module knows neither.
 
 from __future__ import annotations
 
-import gc
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -273,15 +272,8 @@ class RepoIndex:
         rules = self.rules_for(path)
         if table is None or rules is None:
             return out
-        # Same reasoning as in parse/extract.py: no cycles are made here, so cyclic GC is paused.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            out.imports = list(self.bindings(path).edges)
-            resolve_calls(self, rules, table, out)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+        out.imports = list(self.bindings(path).edges)
+        resolve_calls(self, rules, table, out)
         return out
 
 
