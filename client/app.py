@@ -20,9 +20,9 @@ from nexusd.errors import NexusError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def find_repo_root(start: Path) -> Path:
+def find_repo_root(start: Path | str) -> Path:
     """The git root containing `start` (found by walking up, no subprocess), else `start` itself."""
-    start = start.absolute()
+    start = Path(start).absolute()
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
             return candidate

@@ -29,8 +29,21 @@ class Request(NamedTuple):
     v: int = WIRE_VERSION
 
 
+def _fallback(obj: Any) -> Any:
+    """Types the graph hands back that msgpack does not know: Kuzu sums are Decimals, dates are datetimes."""
+    import decimal
+
+    if isinstance(obj, decimal.Decimal):
+        return int(obj) if obj == obj.to_integral_value() else float(obj)
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    raise TypeError(f"cannot serialize {type(obj).__name__}")
+
+
 def pack(obj: Any) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
+    return msgpack.packb(obj, use_bin_type=True, default=_fallback)
 
 
 def unpack(data: bytes) -> Any:

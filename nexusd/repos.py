@@ -11,7 +11,8 @@ import hashlib
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +36,13 @@ class Repo:
     graph_version: int = 0
     indexed_at: float | None = None
     last_build: dict[str, Any] | None = None
-    # Paths the watcher has seen change that are not yet in the graph (freshness = stale while non-empty).
-    pending: set[str] = field(default_factory=set)
+    # How many changed paths the watcher has seen that are not in the graph yet (set by the watcher).
+    pending_fn: Callable[[], int] | None = None
     watching: bool = False
+
+    @property
+    def pending(self) -> int:
+        return self.pending_fn() if self.pending_fn is not None else 0
 
     def freshness(self) -> dict[str, Any]:
         if self.indexed_at is None:
@@ -54,7 +59,7 @@ class Repo:
             "freshness": state,
         }
         if self.pending:
-            out["pendingPaths"] = len(self.pending)
+            out["pendingPaths"] = self.pending
         return out
 
     def to_dict(self) -> dict[str, Any]:

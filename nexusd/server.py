@@ -18,7 +18,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ _PROGRESS = b"p"
 MAX_QUEUED_READS = 2_000
 MAX_QUEUED_WRITES = 10_000
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
+CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
 
 
 @dataclass
@@ -77,6 +79,11 @@ class Server:
         self._workers: list[threading.Thread] = []
         self._readers = readers
         self.handled = 0
+        self._dirty = False
+        self._active_reads = 0
+        self._exclusive = False
+        self._gate = threading.Condition()
+        daemon.store.exclusive = self.exclusive
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -228,20 +235,61 @@ class Server:
         push.setsockopt(zmq.SNDHWM, 0)
         push.connect(_INPROC)
         conn = self.daemon.store.connect()
+        writer = jobs is self.write_queue
         try:
             while True:
-                job = jobs.get()
+                try:
+                    job = jobs.get(timeout=CHECKPOINT_IDLE_S) if writer else jobs.get()
+                except queue.Empty:
+                    self._maybe_checkpoint(conn)
+                    continue
                 if job is None:
                     return
-                if job.task is not None:
-                    self._run_task(job, conn)
+                if writer:
+                    self._dirty = True
                 else:
-                    frame = self._run(job, conn, push)
-                    assert job.identity is not None
-                    push.send_multipart([_FINAL, job.identity, frame])
+                    with self._gate:
+                        while self._exclusive:
+                            self._gate.wait()
+                        self._active_reads += 1
+                try:
+                    if job.task is not None:
+                        self._run_task(job, conn)
+                    else:
+                        frame = self._run(job, conn, push)
+                        assert job.identity is not None
+                        push.send_multipart([_FINAL, job.identity, frame])
+                finally:
+                    if not writer:
+                        with self._gate:
+                            self._active_reads -= 1
+                            self._gate.notify_all()
         finally:
             conn.close()
             push.close(0)
+
+    @contextmanager
+    def exclusive(self, timeout_s: float = 30.0) -> Iterator[None]:
+        """Hold new reads back and wait for running ones, for a COPY or CHECKPOINT (see store.Conn._copy).
+        Reads queue up meanwhile; they are not refused."""
+        with self._gate:
+            self._exclusive = True
+            deadline = time.monotonic() + timeout_s
+            while self._active_reads and time.monotonic() < deadline:
+                self._gate.wait(0.05)
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._exclusive = False
+                self._gate.notify_all()
+
+    def _maybe_checkpoint(self, conn: Conn) -> None:
+        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py)."""
+        if not self._dirty or self._active_reads or not self.read_queue.empty():
+            return
+        if self.daemon.store.checkpoint(conn):
+            self._dirty = False
 
     def _run_task(self, job: Job, conn: Conn) -> None:
         try:

@@ -20,6 +20,7 @@ from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
 from ..sync import graphwrite
 from ..sync.indexer import RepoSync, SyncReport, build_summary
 from ..sync.parsepool import ParsePool
+from ..sync.watcher import Watcher
 from .core import STATUS_SECTIONS
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if existing is not None and user and existing.user_id and existing.user_id != user:
         raise Forbidden(f"{root} is registered by another user")
     repo = register(ctx.conn, ctx.daemon, root, user)
+    watch_repo(ctx.daemon, repo)  # before the build: changes made during it are caught
     report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
     return _result(repo, report)
 
@@ -169,8 +171,17 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
-    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args.get("paths"))
-    return _result(repo, report)
+    if args.get("paths"):
+        return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
+    w = watcher(ctx.daemon)
+    if w is not None and w.get(repo.id) is not None and w.barrier(repo.id):
+        # Cookie seen: every change made before this request is in the dirty set. We run on the writer,
+        # so no other batch can take it first.
+        report = flush_dirty(ctx.daemon, ctx.conn, repo, ctx.progress)
+        if report is None:
+            report = SyncReport("noop")
+        return _result(repo, report)
+    return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress))
 
 
 @op(
@@ -202,6 +213,9 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo.id})
     registry(ctx).remove(repo.id)
     ctx.daemon.services.get("engines", {}).pop(repo.id, None)
+    w = watcher(ctx.daemon)
+    if w is not None:
+        w.unwatch(repo.id)
     return {"forgotten": repo.root, "id": repo.id}
 
 
@@ -216,6 +230,70 @@ def _next_action(repo: Repo) -> str:
     if repo.pending:
         return "wait for the watcher or run `nexus sync`"
     return "none"
+
+
+# -- live sync --------------------------------------------------------------------------------------
+
+
+def watcher(daemon: Daemon) -> Watcher | None:
+    return daemon.services.get("watcher")
+
+
+def watch_repo(daemon: Daemon, repo: Repo) -> None:
+    w = watcher(daemon)
+    if w is None or os.environ.get("NEXUS_NO_WATCH") == "1":
+        return
+    try:
+        w.watch(repo.id, repo.root)
+    except OSError as exc:
+        log.warning("cannot watch %s: %s", repo.root, exc)
+        return
+    repo.watching = True
+    repo.pending_fn = lambda: w.pending(repo.id)
+
+
+def flush_dirty(daemon: Daemon, conn: Conn, repo: Repo, progress: Callable[[dict[str, Any]], None] = lambda d: None) -> SyncReport | None:
+    """On the writer: sync what the watcher collected for `repo` (None when nothing was dirty)."""
+    w = watcher(daemon)
+    if w is None:
+        return None
+    dirty, full = w.take(repo.id)
+    try:
+        if full:
+            return run_sync(daemon, conn, repo, progress)
+        if dirty:
+            return run_sync(daemon, conn, repo, progress, paths=sorted(dirty))
+        return None
+    finally:
+        w.done(repo.id)
+
+
+def _flush_job(daemon: Daemon, repo_id: str) -> None:
+    def job(conn: Conn) -> None:
+        repo = registry(daemon).get(repo_id)
+        if repo is not None:
+            flush_dirty(daemon, conn, repo)
+
+    daemon.server.submit_internal(job)
+
+
+@op(
+    "hook.notify",
+    lane="inline",
+    description="Tell the daemon a repository changed (git hooks call this); returns at once, syncs later.",
+    args=schema({"repo": REPO_ARG, "user": USER_ARG, "event": {"type": "string"}}, ["repo"]),
+)
+def hook_notify(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    repo = registry(ctx).containing(args["repo"])
+    if repo is None:
+        return {"queued": False, "reason": "not registered"}
+    w = watcher(ctx.daemon)
+    watch = w.get(repo.id) if w is not None else None
+    if w is not None and watch is not None:
+        w._mark(watch, None)  # a checkout or rebase: reconcile with a full stat walk once events settle
+    else:
+        ctx.daemon.server.submit_internal(lambda c: run_sync(ctx.daemon, c, repo))
+    return {"queued": True, "repo": repo.root}
 
 
 def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
@@ -253,6 +331,10 @@ def start(daemon: Daemon) -> None:
         registry(daemon).load(conn)
     finally:
         conn.close()
+    if os.environ.get("NEXUS_NO_WATCH") != "1":
+        daemon.services["watcher"] = Watcher(lambda rid: _flush_job(daemon, rid))
+    for repo in registry(daemon).all():
+        watch_repo(daemon, repo)
     # Catch up with changes made while the daemon was down (and rebuild graphs a schema change dropped).
     for repo in registry(daemon).all():
         full = repo.indexed_at is None
@@ -260,6 +342,9 @@ def start(daemon: Daemon) -> None:
 
 
 def stop(daemon: Daemon) -> None:
+    w = daemon.services.pop("watcher", None)
+    if w is not None:
+        w.stop()
     pool = daemon.services.pop("parsepool", None)
     if pool is not None:
         pool.close()

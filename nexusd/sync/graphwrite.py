@@ -31,7 +31,6 @@ INCOMING_RELS = (
     ("ABOUT", "Fact", ""),
     ("TOUCHED", "Change", ""),
 )
-COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which is quadratic-ish in Kuzu 0.11.3)
 
 
 @dataclass
@@ -124,19 +123,10 @@ def edge_rows(repo_id: str, res: FileResolution) -> tuple[list[tuple[Any, ...]],
 
 
 def _copy(conn: Conn, table: str, cols: Sequence[str], rows: list[tuple[Any, ...]], rel: tuple[str, str] | None = None) -> None:
-    if not rows:
-        return
-    if len(rows) >= COPY_VIA_CSV:
-        if rel:
-            conn.copy_rels(table, rel[0], rel[1], rows)
-        else:
-            conn.copy_nodes(table, cols, rows)
-        return
-    names = [f"c{i}" for i in range(len(rows[0]))]
-    params = {"rows": [dict(zip(names, row, strict=True)) for row in rows]}
-    ret = ", ".join(f"r.{n}" for n in names)
-    opts = f" (from='{rel[0]}', to='{rel[1]}')" if rel else ""
-    conn.execute(f"COPY {table} FROM (UNWIND $rows AS r RETURN {ret}){opts}", params)
+    if rel:
+        conn.copy_rels(table, rel[0], rel[1], rows)
+    else:
+        conn.copy_nodes(table, cols, rows)
 
 
 def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
@@ -299,7 +289,7 @@ def repo_counts(conn: Conn, repo_id: str) -> dict[str, Any]:
         "MATCH (a:File)-[e:IMPORTS]->(:File) WHERE a.repoId = $r RETURN count(e)", {"r": repo_id}
     ) or 0
     unresolved = conn.scalar(
-        "MATCH (s:Symbol) WHERE s.repoId = $r RETURN sum(s.unresolvedCount)", {"r": repo_id}
+        "MATCH (s:Symbol) WHERE s.repoId = $r RETURN CAST(sum(s.unresolvedCount) AS INT64)", {"r": repo_id}
     ) or 0
     diags = conn.scalar(
         "MATCH (f:File) WHERE f.repoId = $r AND coalesce(f.diagnostics, '') <> '' RETURN count(f)", {"r": repo_id}
