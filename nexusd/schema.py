@@ -13,9 +13,9 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 from __future__ import annotations
 
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
-CODE_SCHEMA_VERSION = 1
+CODE_SCHEMA_VERSION = 2
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
-MEMORY_SCHEMA_VERSION = 1
+MEMORY_SCHEMA_VERSION = 2
 
 REGISTRY_TABLES = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
@@ -48,19 +48,33 @@ CODE_REL_TABLES = [
 HISTORY_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS Commit(
         id STRING PRIMARY KEY, repoId STRING, sha STRING, message STRING, author STRING, time DOUBLE,
-        signal DOUBLE, isMerge BOOLEAN, searchText STRING)""",
+        signal DOUBLE, isMerge BOOLEAN, searchText STRING, kind STRING, isRevert BOOLEAN, isBreaking BOOLEAN,
+        parents STRING[], fileCount INT64)""",
     """CREATE NODE TABLE IF NOT EXISTS Change(
         id STRING PRIMARY KEY, repoId STRING, sha STRING, path STRING, oldPath STRING, status STRING,
-        additions INT64, deletions INT64, patch STRING, time DOUBLE, symbolIds STRING[])""",
+        additions INT64, deletions INT64, patch STRING, time DOUBLE, symbolIds STRING[], hunks STRING,
+        skipped STRING, truncated BOOLEAN, signal DOUBLE, searchText STRING)""",
     """CREATE NODE TABLE IF NOT EXISTS ShellCommand(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, text STRING, cwd STRING, exitCode INT64,
         startedAt DOUBLE, durationMs INT64, shell STRING, source STRING, searchText STRING)""",
     """CREATE NODE TABLE IF NOT EXISTS DocSection(
         id STRING PRIMARY KEY, repoId STRING, path STRING, headingPath STRING, level INT64,
-        startLine INT64, text STRING, searchText STRING)""",
+        startLine INT64, text STRING, searchText STRING, part INT64, mtime DOUBLE)""",
     """CREATE NODE TABLE IF NOT EXISTS ConversationTurn(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, ordinal INT64,
-        role STRING, at DOUBLE, text STRING, searchText STRING)""",
+        role STRING, at DOUBLE, text STRING, searchText STRING, part INT64)""",
+    # One search document per history node, with one full-text index over all kinds: recall makes one FTS call
+    # instead of five, BM25 scores of commits, commands, docs and turns share one set of statistics (so they
+    # compare), and the document carries what ranking and display need (signal, time, parent, the bounded text
+    # shown, metadata as JSON), because fetching nodes back by a list of ids scans their table in Kuzu 0.11.
+    # `id` is the history node's id; userId is '' for repository-wide kinds.
+    """CREATE NODE TABLE IF NOT EXISTS HistoryText(
+        id STRING PRIMARY KEY, kind STRING, repoId STRING, userId STRING, searchText STRING, signal DOUBLE,
+        at DOUBLE, parent STRING, shown STRING, meta STRING)""",
+    # Optional embeddings of history nodes (only when NEXUS_EMBED_URL is configured): a list, not a fixed-size
+    # array, because the dimension is the configured model's; searched by brute-force cosine per repository.
+    """CREATE NODE TABLE IF NOT EXISTS HistoryVector(
+        id STRING PRIMARY KEY, repoId STRING, userId STRING, label STRING, model STRING, vec DOUBLE[])""",
 ]
 
 HISTORY_REL_TABLES = [
@@ -80,7 +94,8 @@ MEMORY_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS Fact(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, text STRING,
         searchText STRING, createdAt DOUBLE, usedCount INT64, lastUsedAt DOUBLE, symbolId STRING,
-        symbolKey STRING, symbolName STRING, symbolHash STRING, symbolPath STRING, status STRING)""",
+        symbolKey STRING, symbolName STRING, symbolHash STRING, symbolPath STRING, status STRING,
+        symbolKind STRING, symbolShape STRING, evidence STRING[])""",
     """CREATE NODE TABLE IF NOT EXISTS Procedure(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, title STRING,
         steps STRING[], files STRING[], searchText STRING, createdAt DOUBLE, usedCount INT64,
@@ -88,7 +103,7 @@ MEMORY_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS Handoff(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, done STRING,
         openItems STRING, nextSteps STRING, searchText STRING, createdAt DOUBLE, acknowledgedAt DOUBLE,
-        usedCount INT64, lastUsedAt DOUBLE)""",
+        usedCount INT64, lastUsedAt DOUBLE, evidence STRING[])""",
 ]
 
 MEMORY_REL_TABLES = [
@@ -126,8 +141,5 @@ FTS_INDEXES = {
     "Procedure": ("procedure_fts", ["searchText"]),
     "Handoff": ("handoff_fts", ["searchText"]),
     "Turn": ("turn_fts", ["searchText"]),
-    "Commit": ("commit_fts", ["searchText"]),
-    "ShellCommand": ("shell_fts", ["searchText"]),
-    "DocSection": ("doc_fts", ["searchText"]),
-    "ConversationTurn": ("conversation_fts", ["searchText"]),
+    "HistoryText": ("history_fts", ["searchText"]),
 }

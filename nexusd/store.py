@@ -147,9 +147,10 @@ class Conn:
                     count += 1
             if count:
                 cols = f"({', '.join(columns)})" if columns else ""
-                # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader.
+                # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader; auto_detect=false:
+                # sniffing the dialect from the first rows misreads later rows holding JSON.
                 self.execute(
-                    f"COPY {table}{cols} FROM '{name}' (header=false, parallel=false, escape='\"'{extra})"
+                    f"COPY {table}{cols} FROM '{name}' (header=false, parallel=false, auto_detect=false, escape='\"'{extra})"
                 )
         finally:
             os.unlink(name)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import code, core
+from . import code, core, history, memory, query
 
 if TYPE_CHECKING:
     from ..daemon import Daemon
 
-MODULES = [core, code]
+MODULES = [core, code, memory, history, query]
 
 
 def start_services(daemon: Daemon) -> None:

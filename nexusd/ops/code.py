@@ -208,8 +208,9 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     with conn.transaction():
         graphwrite.delete_repo_code(conn, repo.id)
-        for table in ("Change", "Commit", "DocSection", "ConversationTurn", "ShellCommand"):
-            conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo.id})
+        from ..history.ingest import delete_repo_history
+
+        delete_repo_history(conn, repo.id)
         conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo.id})
     registry(ctx).remove(repo.id)
     ctx.daemon.services.get("engines", {}).pop(repo.id, None)
@@ -323,6 +324,18 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
 
 
 STATUS_SECTIONS.append(status_section)
+
+
+def _relink_memory(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn) -> None:
+    """A cold build replaced every symbol: memory's links into code (ABOUT, APPLIES_TO) are rebuilt from the
+    properties the memory nodes keep. Incremental batches restore those edges themselves (graphwrite)."""
+    if report.mode == "cold":
+        from ..memory import relink
+
+        relink(conn, repo.id)
+
+
+GRAPH_LISTENERS.append(_relink_memory)
 
 
 def start(daemon: Daemon) -> None:

@@ -55,6 +55,7 @@ class SyncReport:
     seconds: dict[str, float] = field(default_factory=dict)
     changed_paths: list[str] = field(default_factory=list)
     deleted_paths: list[str] = field(default_factory=list)
+    affected_paths: list[str] = field(default_factory=list)  # re-resolved only (their edges changed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -191,7 +192,8 @@ class RepoSync:
                 batch.facts[path] = self.facts[path]
             if n % 200 == 0:
                 progress({"phase": "resolve", "done": n, "total": len(to_resolve)})
-        report.affected = len(to_resolve - set(changed))
+        report.affected_paths = sorted(to_resolve - set(changed))
+        report.affected = len(report.affected_paths)
         report.deleted = len(deleted)
         report.seconds["resolve"] = time.perf_counter() - t2
 

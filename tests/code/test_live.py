@@ -159,4 +159,5 @@ def test_queries_answer_during_large_sync_of_another_repo(g: Graph, tmp_path: Pa
         answered += 1
     t.join()
     assert answered > 3, "no query was answered while the other repository indexed"
-    assert slowest < 5.0
+    # Reads are held back only while a COPY or CHECKPOINT runs; bench/ measures the stall, this bounds it.
+    assert slowest < 15.0

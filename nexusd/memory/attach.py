@@ -1,0 +1,156 @@
+"""Memory attached to code: which symbol a fact is about, and whether that symbol is still the same.
+
+A fact about a symbol keeps the symbol's id, key, name, kind, path and content hash as properties (they
+survive a rebuild of the code layer) plus an ABOUT edge. Reading it computes its status:
+
+    current    the symbol id exists with the remembered content hash
+    stale      the symbol id exists, its code changed
+    moved      the id is gone; a symbol with the same name, kind and content hash lives elsewhere
+    renamed    the id is gone; in the same file a symbol of the same kind has the same content hash, or the
+               same text once the names are masked out (the content hash covers the name)
+    orphaned   none of the above: the symbol disappeared
+
+moved and renamed facts follow their symbol (a write queued for the writer), so the next read says current.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Ambiguous, NotFound
+
+if TYPE_CHECKING:
+    from ..store import Conn
+
+log = logging.getLogger(__name__)
+
+SYMBOL_COLUMNS = (
+    "s.id AS id, s.key AS key, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, "
+    "s.path AS path, s.contentHash AS contentHash, s.startLine AS startLine, s.endLine AS endLine"
+)
+# Bare-name candidates: definitions people talk about first.
+_KIND_RANK = {"class": 0, "function": 1, "interface": 1, "type": 2, "method": 2, "enum": 2}
+
+
+def symbol_table_exists(conn: Conn) -> bool:
+    try:
+        conn.rows("MATCH (s:Symbol) RETURN s.id LIMIT 1")
+        return True
+    except Exception:
+        return False
+
+
+def resolve_symbol(conn: Conn, repo_id: str, ref: str) -> dict[str, Any]:
+    """The symbol `ref` names: an id, a semantic key, a qualified name or a bare name (ranked if ambiguous)."""
+    rows = conn.dicts(f"MATCH (s:Symbol {{id: $ref}}) WHERE s.repoId = $r RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+    if not rows:
+        rows = conn.dicts(f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.key = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+    if not rows:
+        rows = conn.dicts(
+            f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.qualifiedName = $ref RETURN {SYMBOL_COLUMNS}",
+            {"ref": ref, "r": repo_id},
+        )
+    if not rows and ":" in ref:  # path:qualifiedName
+        path, _, qname = ref.rpartition(":")
+        rows = conn.dicts(
+            f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.path = $p AND s.qualifiedName = $q RETURN {SYMBOL_COLUMNS}",
+            {"p": path, "q": qname, "r": repo_id},
+        )
+    if not rows:
+        rows = conn.dicts(f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.name = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+    if not rows:
+        raise NotFound(f"no symbol {ref!r} in this repository", hint="`nexus locate` finds symbols by name or words")
+    if len(rows) > 1:
+        rows.sort(key=lambda s: (_KIND_RANK.get(s["kind"] or "", 5), len(s["path"] or ""), s["path"] or "", s["key"] or ""))
+        candidates = [{k: s[k] for k in ("id", "key", "name", "qualifiedName", "kind", "path")} for s in rows[:20]]
+        raise Ambiguous(
+            f"{ref!r} names {len(rows)} symbols",
+            hint="pass the symbol's key or id (see the candidates)",
+            data={"candidates": candidates},
+        )
+    return rows[0]
+
+
+def shape_hash(root: str | None, symbol: dict[str, Any]) -> str | None:
+    """A hash of the symbol's source with its own name masked out: equal for a pure rename."""
+    if not root or not symbol.get("path") or not symbol.get("startLine"):
+        return None
+    path = os.path.realpath(os.path.join(root, symbol["path"]))
+    if not path.startswith(os.path.realpath(root) + os.sep):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    start, end = int(symbol["startLine"]), int(symbol.get("endLine") or symbol["startLine"])
+    text = "\n".join(lines[start - 1 : end])
+    name = symbol.get("name") or ""
+    if name:
+        text = re.sub(rf"\b{re.escape(name)}\b", "\x00", text)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def fact_status(conn: Conn, fact: dict[str, Any], root: str | None) -> tuple[str, dict[str, Any] | None]:
+    """(status, the symbol to follow when moved/renamed). `fact` carries the symbol* properties."""
+    sym_id = fact.get("symbolId")
+    if not sym_id:
+        return "unattached", None
+    rows = conn.dicts(f"MATCH (s:Symbol {{id: $id}}) RETURN {SYMBOL_COLUMNS}", {"id": sym_id})
+    if rows:
+        current = rows[0]
+        if fact.get("symbolHash") and current["contentHash"] and current["contentHash"] != fact["symbolHash"]:
+            return "stale", None
+        return "current", None
+    repo_id, kind, name, path = fact.get("repoId"), fact.get("symbolKind"), fact.get("symbolName"), fact.get("symbolPath")
+    if fact.get("symbolHash"):
+        moved = conn.dicts(
+            f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.name = $n AND s.kind = $k AND s.contentHash = $h "
+            f"RETURN {SYMBOL_COLUMNS} ORDER BY s.path LIMIT 2",
+            {"r": repo_id, "n": name, "k": kind, "h": fact["symbolHash"]},
+        )
+        if len(moved) == 1:
+            return "moved", moved[0]
+    if path:
+        siblings = conn.dicts(
+            f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.path = $p AND s.kind = $k AND s.name <> $n "
+            f"RETURN {SYMBOL_COLUMNS} ORDER BY s.startLine",
+            {"r": repo_id, "p": path, "k": kind, "n": name or ""},
+        )
+        same = [s for s in siblings if fact.get("symbolHash") and s["contentHash"] == fact["symbolHash"]]
+        if not same and fact.get("symbolShape"):
+            same = [s for s in siblings if shape_hash(root, s) == fact["symbolShape"]]
+        if len(same) == 1:
+            return "renamed", same[0]
+    return "orphaned", None
+
+
+def memory_for_symbol(conn: Conn, user: str, repo_id: str, symbol_id: str) -> list[dict[str, Any]]:
+    """The facts this user remembered about a symbol, each with its status (for `show` and `context`)."""
+    rows = conn.dicts(
+        "MATCH (f:Fact) WHERE f.userId = $u AND f.repoId = $r AND f.symbolId = $s "
+        "RETURN f.id AS id, f.text AS text, f.createdAt AS createdAt, f.usedCount AS usedCount, "
+        "f.symbolHash AS symbolHash ORDER BY f.createdAt",
+        {"u": user, "r": repo_id, "s": symbol_id},
+    )
+    if not rows:
+        return []
+    current = conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.contentHash", {"id": symbol_id})
+    out = []
+    for row in rows:
+        stale = bool(row["symbolHash"] and current and current != row["symbolHash"])
+        out.append(
+            {
+                "id": row["id"],
+                "type": "fact",
+                "text": row["text"],
+                "createdAt": row["createdAt"],
+                "usedCount": row["usedCount"] or 0,
+                "status": "stale" if stale else "current",
+            }
+        )
+    return out

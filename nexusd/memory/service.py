@@ -1,0 +1,299 @@
+"""The memory service of one daemon: the journal, the recall index, and the one path every write takes.
+
+    write(record):  journal append + fsync  ->  apply in one transaction (+ Meta journal position)  ->
+                    recall index update  ->  the caller acknowledges
+    start():        replay what the journal has and the graph lacks; rebuild the index from the graph
+
+Only the writer thread calls `write` (ops in lane "write" and tasks queued with `submit`), so journal order,
+graph order and turn ordinals all follow arrival order.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import model
+from .index import MemoryIndex
+from .journal import Journal
+from .text import search_text
+
+if TYPE_CHECKING:
+    from ..daemon import Daemon
+    from ..store import Conn
+
+log = logging.getLogger(__name__)
+
+META_POSITION = "memory.journal.position"  # "seq:offset" of the last record applied to the graph
+REPLAY_BATCH = 500
+USAGE_FLUSH_DELAY_S = 0.2
+
+
+class MemoryService:
+    def __init__(self, daemon: Daemon):
+        self.daemon = daemon
+        self.journal = Journal(daemon.dirs.journal)
+        self.index = MemoryIndex()
+        self._flush_lock = threading.Lock()
+        self._flush_pending = False
+        self._timer: threading.Timer | None = None
+        self.replayed = 0
+
+    # -- start --------------------------------------------------------------------------------------
+
+    def start(self, conn: Conn) -> None:
+        recreated = bool((self.daemon.schema_report or {}).get("memory_recreated"))
+        seq, offset = (0, 0) if recreated else self._position(conn)
+        if seq > self.journal.last_seq:
+            # The graph knows more than the journal (journal deleted or truncated): write a snapshot of the
+            # graph's memory into the journal so the next fresh database can be rebuilt from it.
+            log.warning("memory journal is behind the graph (%d < %d): writing a snapshot", self.journal.last_seq, seq)
+            nodes = export_nodes(conn, None, None)
+            with conn.transaction():
+                self._journal_and_apply(conn, {"op": "import", "nodes": nodes})
+        elif seq < self.journal.last_seq:
+            self.replayed = self._replay(conn, seq, offset)
+            log.info("memory: replayed %d journal records (from seq %d)", self.replayed, seq)
+        self._load_index(conn)
+        log.info("memory: %d searchable nodes, journal at seq %d", len(self.index), self.journal.last_seq)
+
+    def _position(self, conn: Conn) -> tuple[int, int]:
+        value = conn.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": META_POSITION})
+        if not value:
+            return 0, 0
+        seq, _, offset = str(value).partition(":")
+        return int(seq), int(offset or 0)
+
+    def _replay(self, conn: Conn, seq: int, offset: int) -> int:
+        voided = {int(r["void"]) for r, _ in self.journal.records(seq, offset) if r.get("op") == "void"}
+        batch: list[tuple[dict[str, Any], int]] = []
+        count = 0
+
+        def flush() -> None:
+            nonlocal count
+            if not batch:
+                return
+            try:
+                with conn.transaction():
+                    for record, _ in batch:
+                        if record["op"] != "void" and int(record["seq"]) not in voided:
+                            model.apply(conn, record)
+                    self._set_position(conn, int(batch[-1][0]["seq"]), batch[-1][1])
+                count += len(batch)
+            except Exception:
+                # One bad record must not cost the rest: redo this batch record by record.
+                for record, end in batch:
+                    try:
+                        with conn.transaction():
+                            if record["op"] != "void" and int(record["seq"]) not in voided:
+                                model.apply(conn, record)
+                            self._set_position(conn, int(record["seq"]), end)
+                        count += 1
+                    except Exception:
+                        log.exception("memory replay: record %s could not be applied; skipped", record.get("seq"))
+            batch.clear()
+
+        for record, end in self.journal.records(seq, offset):
+            batch.append((record, end))
+            if len(batch) >= REPLAY_BATCH:
+                flush()
+        flush()
+        return count
+
+    def _set_position(self, conn: Conn, seq: int, offset: int) -> None:
+        conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": META_POSITION, "v": f"{seq}:{offset}"})
+
+    def _load_index(self, conn: Conn) -> None:
+        for label in model.SEARCHABLE:
+            for row in conn.dicts(f"MATCH (n:{label}) RETURN n.*"):
+                props = {k.split(".", 1)[1]: v for k, v in row.items()}
+                self._index_node(label, props)
+
+    # -- writes (writer thread only) ---------------------------------------------------------------------
+
+    def write(self, conn: Conn, record: dict[str, Any]) -> int:
+        """Make one record durable, apply it, index it. Returns its journal seq."""
+        with conn.transaction():
+            seq = self._journal_and_apply(conn, record)
+        self._index_record(record)
+        return seq
+
+    def _journal_and_apply(self, conn: Conn, record: dict[str, Any]) -> int:
+        record = {"at": time.time(), **record}
+        seq, offset = self.journal.append(record)
+        try:
+            model.apply(conn, record)
+            self._set_position(conn, seq, offset)
+        except BaseException:
+            # The record is in the journal but not in the graph: void it, or a replay would resurrect it.
+            try:
+                self.journal.append({"op": "void", "void": seq})
+            except Exception:
+                log.exception("memory journal: could not void record %d", seq)
+            raise
+        return seq
+
+    def submit(self, task: Callable[[Conn], Any]) -> None:
+        """Queue work for the writer thread (from a reader)."""
+        server = self.daemon.server
+        if server is not None:
+            server.submit_internal(task)
+
+    def schedule_usage_flush(self) -> None:
+        """Persist usage counts soon: at most one flush per USAGE_FLUSH_DELAY_S, so a burst of recalls costs
+        the writer one statement per label instead of one transaction per recall."""
+        with self._flush_lock:
+            if self._flush_pending:
+                return
+            self._flush_pending = True
+            self._timer = threading.Timer(USAGE_FLUSH_DELAY_S, self.submit, args=(self._flush_usage,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def stop(self) -> None:
+        """Flush pending usage counts: through the writer if it still runs, else (it was drained) directly."""
+        with self._flush_lock:
+            timer, self._timer = self._timer, None
+            pending = self._flush_pending
+        if timer is not None:
+            timer.cancel()
+        if not pending:
+            return
+        try:
+            writer_alive = any(t.name == "writer" and t.is_alive() for t in threading.enumerate())
+            server = self.daemon.server
+            if writer_alive and server is not None:
+                server.submit_internal(self._flush_usage, wait=True, timeout=10.0)
+            else:
+                conn = self.daemon.store.connect()
+                try:
+                    self._flush_usage(conn)
+                finally:
+                    conn.close()
+        except Exception:
+            log.exception("memory: could not flush usage counts at stop")
+
+    def _flush_usage(self, conn: Conn) -> None:
+        with self._flush_lock:
+            self._flush_pending = False
+        items = self.index.take_dirty()
+        if items:
+            self.write(conn, {"op": "used", "items": [list(i) for i in items]})
+
+    # -- the recall index -----------------------------------------------------------------------------
+
+    def _index_record(self, record: dict[str, Any]) -> None:
+        kind = record["op"]
+        if kind in model.SEARCHABLE:
+            self._index_node(kind, record["node"])
+        elif kind == "import":
+            for node in record["nodes"]:
+                if node["type"] in model.SEARCHABLE:
+                    self._index_node(node["type"], node)
+        elif kind == "forget":
+            for ids in record["ids"].values():
+                for node_id in ids:
+                    self.index.remove(node_id)
+        elif kind == "attach":
+            doc = self.index.get(record["id"])
+            if doc is not None:
+                doc.item.update({k: record[k] for k in ("symbolId", "symbolKey", "symbolName", "symbolPath") if k in record})
+                if record.get("symbolHash"):
+                    doc.item["symbolHash"] = record["symbolHash"]
+                doc.item["symbol"] = _symbol_item(record)
+        elif kind == "handoff.ack":
+            self.index.update_item(record["id"], acknowledged=True)
+
+    def _index_node(self, label: str, props: dict[str, Any]) -> None:
+        item = item_of(label, props)
+        if label == "Fact":
+            text = search_text(props.get("text"), props.get("symbolName"), props.get("symbolKey"))
+        elif label == "Procedure":
+            text = search_text(props.get("title"), *(props.get("steps") or []), *(props.get("files") or []))
+        else:
+            text = search_text(props.get("done"), props.get("openItems"), props.get("nextSteps"))
+        self.index.put(label, props, text, item)
+
+    def close(self) -> None:
+        self.journal.close()  # after the writer stopped; every record was fsynced when written
+
+
+def _symbol_item(props: dict[str, Any]) -> dict[str, Any] | None:
+    if not props.get("symbolId"):
+        return None
+    return {
+        "id": props.get("symbolId"),
+        "key": props.get("symbolKey"),
+        "name": props.get("symbolName"),
+        "path": props.get("symbolPath"),
+    }
+
+
+def item_of(label: str, props: dict[str, Any]) -> dict[str, Any]:
+    """What recall shows of a node (usage is added at read time)."""
+    base = {"id": props["id"], "sessionId": props.get("sessionId"), "createdAt": props.get("createdAt")}
+    if label == "Fact":
+        fact = {"type": "fact", **base, "text": props.get("text") or ""}
+        for key in ("symbolId", "symbolKey", "symbolName", "symbolPath", "symbolKind", "symbolHash", "symbolShape"):
+            fact[key] = props.get(key)
+        fact["symbol"] = _symbol_item(props)
+        return fact
+    if label == "Procedure":
+        return {
+            "type": "procedure",
+            **base,
+            "title": props.get("title") or "",
+            "steps": list(props.get("steps") or []),
+            "files": list(props.get("files") or []),
+        }
+    return {
+        "type": "handoff",
+        **base,
+        "done": props.get("done") or "",
+        "open": props.get("openItems") or "",
+        "next": props.get("nextSteps") or "",
+        "evidence": list(props.get("evidence") or []),
+        "acknowledged": props.get("acknowledgedAt") is not None,
+    }
+
+
+def render(item: dict[str, Any]) -> str:
+    """The text an item costs in a budget (and what the CLI prints)."""
+    kind = item["type"]
+    if kind == "fact":
+        sym = item.get("symbol")
+        return item["text"] + (f"  [about {sym.get('key') or sym.get('name')}]" if sym else "")
+    if kind == "procedure":
+        steps = "\n".join(f"  {i}. {s}" for i, s in enumerate(item["steps"], 1))
+        files = f"\n  files: {', '.join(item['files'])}" if item["files"] else ""
+        return f"{item['title']}\n{steps}{files}"
+    parts = [f"done: {item['done']}"]
+    if item.get("open"):
+        parts.append(f"open: {item['open']}")
+    if item.get("next"):
+        parts.append(f"next: {item['next']}")
+    return "\n".join(parts)
+
+
+def export_nodes(conn: Conn, user: str | None, repos: list[str] | None) -> list[dict[str, Any]]:
+    """Every memory node of `user` in `repos` (None: everyone / every repository), parents first."""
+    out: list[dict[str, Any]] = []
+    for label in model.LABELS:
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if user is not None:
+            where.append("n.userId = $u")
+            params["u"] = user
+        if repos is not None:
+            where.append("n.repoId IN $r")
+            params["r"] = repos
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        order = "n.sessionId, n.ordinal" if label == "Turn" else "n.id"
+        for row in conn.dicts(f"MATCH (n:{label}) {clause}RETURN n.* ORDER BY {order}", params):
+            props = {k.split(".", 1)[1]: v for k, v in row.items()}
+            props.pop("searchText", None)
+            out.append({"type": label, **props})
+    return out

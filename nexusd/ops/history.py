@@ -1,0 +1,515 @@
+"""History operations: sync (git, docs, shell spool, transcripts), unified `query`, `history` of a symbol or
+file, dry-run `scan`, `forget.value`, `shell.ingest`.
+
+Every write runs on the writer lane; the spool is also ingested in the background (at start and every
+`NEXUS_SPOOL_INTERVAL` seconds, default 30) through `server.submit_internal`, so commands typed while no client
+asks for anything still arrive. When the code graph changes, a listener relinks the changes of the changed
+paths to the symbols as indexed now.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadRequest, NotFound, NotIndexed
+from ..history import ingest, rank, vectors
+from ..history.redact import DenyList
+from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..repos import Repo, registry, require_repo, with_freshness
+
+if TYPE_CHECKING:
+    from ..daemon import Daemon
+    from ..store import Conn
+    from ..sync.indexer import SyncReport
+
+log = logging.getLogger(__name__)
+
+SPOOL_INTERVAL_S = float(os.environ.get("NEXUS_SPOOL_INTERVAL", "30"))
+KINDS = ["commit", "change", "shell", "doc", "turn", "fact", "procedure", "handoff"]
+SCRAPE_ARG = {
+    "type": "array",
+    "description": "Shell history files to scrape as a labelled fallback: [{path, shell: bash|zsh}].",
+    "items": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "shell": {"enum": ["bash", "zsh"]}},
+        "required": ["path", "shell"],
+        "additionalProperties": False,
+    },
+    "maxItems": 4,
+}
+CLAUDE_DIR_ARG = {"type": "string", "description": "Claude config dir holding projects/ (default ~/.claude)."}
+
+
+# -- per-daemon state ---------------------------------------------------------------------------------------
+
+
+def deny_list(daemon: Daemon) -> DenyList:
+    deny = daemon.services.get("history.deny")
+    if deny is None:
+        deny = daemon.services["history.deny"] = DenyList(daemon.dirs.data / "history-denylist.json")
+    return deny  # type: ignore[no-any-return]
+
+
+def archive_path(daemon: Daemon) -> Path:
+    return daemon.dirs.state / "shell.archive"
+
+
+def spool_path(daemon: Daemon) -> Path:
+    spool = daemon.dirs.spool
+    spool.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return spool
+
+
+def _user(args: dict[str, Any]) -> str:
+    return str(args.get("user") or ingest.history_user())
+
+
+def ingest_spool_now(daemon: Daemon, conn: Conn) -> dict[str, int]:
+    """Ingest the spool; retry the pending (unattributed) commands when the registered repositories changed."""
+    reg = registry(daemon)
+    known = frozenset(r.id for r in reg.all())
+    retry = daemon.services.get("history.known") != known
+    out = ingest.ingest_spool(
+        conn, spool_path(daemon), archive_path(daemon), reg, deny_list(daemon), ingest.history_user(),
+        pending=daemon.dirs.state / "shell.pending", retry_pending=retry,
+    )  # fmt: skip
+    daemon.services["history.known"] = known
+    return out
+
+
+def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: list[tuple[str, str]]) -> int:
+    embedder = vectors.configured()
+    if embedder is None or not rows:
+        return 0
+    have = ingest.existing_ids(conn, "HistoryVector", (r[0] for r in rows))
+    todo = [r for r in rows if r[0] not in have]
+    if not todo:
+        return 0
+    try:
+        vecs = embedder.embed([text for _, text in todo])
+    except vectors.EmbedError as exc:
+        log.warning("embeddings skipped: %s", exc)
+        return 0
+    records = [
+        {"id": i, "repoId": repo_id, "userId": user_id, "label": label, "model": embedder.model, "vec": v}
+        for (i, _), v in zip(todo, vecs, strict=True)
+    ]
+    return ingest.insert_nodes(conn, "HistoryVector", ("id", "repoId", "userId", "label", "model", "vec"), records)
+
+
+# -- sync ---------------------------------------------------------------------------------------------------
+
+
+@op(
+    "history.sync",
+    lane="write",
+    description="Ingest a repository's history: new git commits (first sync: the latest N), docs, the shell "
+    "spool, and (opt-in) assistant transcripts. Idempotent; redacted; honours the forget deny-list.",
+    args=schema(
+        {
+            "repo": REPO_ARG,
+            "user": USER_ARG,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Commits on a first sync."},
+            "git": {"type": "boolean"},
+            "docs": {"type": "boolean"},
+            "shell": {"type": "boolean"},
+            "transcripts": {"type": "boolean", "description": "Opt in to Claude Code transcripts."},
+            "claudeDir": CLAUDE_DIR_ARG,
+            "scrape": SCRAPE_ARG,
+        },
+        ["repo"],
+    ),
+    timeout_s=1800,
+)
+def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    repo = require_repo(ctx, args)
+    conn, daemon = ctx.conn, ctx.daemon
+    deny = deny_list(daemon)
+    user = _user(args)
+    out: dict[str, Any] = {"repo": repo.root}
+    if args.get("git", True):
+        ctx.progress({"message": "reading git history"})
+        since = ingest.stored_cursor(conn, repo.id)
+        try:
+            plan = ingest.plan_git(repo.root, since, int(args.get("limit") or ingest.commit_limit()), deny)
+        except ingest.git_source.GitError as exc:
+            out["git"] = {"error": str(exc)}
+        else:
+            out["git"] = ingest.store_git(conn, repo, plan)
+            out["git"]["since"] = since
+            _store_vectors(conn, repo.id, "", "Commit", [(c.id, c.message) for c in plan.commits])
+    if args.get("docs", True):
+        ctx.progress({"message": "splitting docs"})
+        sections, denied = ingest.plan_docs(repo.root, deny)
+        out["docs"] = {**ingest.store_docs(conn, repo, sections), "denied": denied}
+        _store_vectors(
+            conn, repo.id, "", "DocSection", [(d.id, " > ".join(d.heading_path) + "\n" + d.text) for d, _ in sections]
+        )
+    if args.get("shell", True):
+        out["shell"] = ingest_spool_now(daemon, conn)
+        if args.get("scrape"):
+            scraped = ingest.scrape_shell((f["path"], f["shell"]) for f in args["scrape"])
+            out["shell"]["scraped"] = ingest.store_scraped(conn, repo, user, scraped, deny)
+    if args.get("transcripts", ingest.transcripts_enabled()):
+        ctx.progress({"message": "reading transcripts"})
+        turns, denied = ingest.plan_transcripts(repo.root, deny, args.get("claudeDir"))
+        out["transcripts"] = {"turns": len(turns), "stored": ingest.store_transcripts(conn, repo, user, turns), "denied": denied}
+        _store_vectors(conn, repo.id, user, "ConversationTurn", [(t.id, t.text) for t in turns])
+    else:
+        out["transcripts"] = "off (opt in with --transcripts or NEXUS_HISTORY_TRANSCRIPTS=1)"
+    out["counts"] = counts(conn, repo.id)
+    return with_freshness(repo, out)
+
+
+def counts(conn: Conn, repo_id: str) -> dict[str, int]:
+    return {
+        table: int(conn.scalar(f"MATCH (n:{table}) WHERE n.repoId = $r RETURN count(n)", {"r": repo_id}) or 0)
+        for table in ingest.HISTORY_TABLES
+    }
+
+
+@op("shell.ingest", lane="write", description="Ingest the shell hook's spool now (the daemon also does so periodically).")
+def shell_ingest(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    return {"spool": str(ctx.daemon.dirs.spool), **ingest_spool_now(ctx.daemon, ctx.conn)}
+
+
+# -- query --------------------------------------------------------------------------------------------------
+
+
+@op(
+    "query",
+    lane="read",
+    description="Recall across history (commits, changes, failed/successful shell commands, docs, transcripts) "
+    "and memory (facts, procedures, handoffs): BM25 (+ vectors when configured) fused by reciprocal rank, "
+    "bounded priors, packed into a token budget; reports what was cut.",
+    args=schema(
+        {
+            "text": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "repo": REPO_ARG,
+            "user": USER_ARG,
+            "budget": {"type": "integer", "minimum": 50, "maximum": 100000, "description": "Token budget (chars/4)."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "allRepos": {"type": "boolean", "description": "Search every repository of the user, fused per repository."},
+            "kinds": {"type": "array", "items": {"enum": KINDS}},
+        },
+        ["text"],
+    ),
+    tool=True,
+)
+def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    user = _user(args)
+    text = args["text"]
+    if args.get("allRepos"):
+        repos = [r for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+        if not repos:
+            raise NotIndexed("no repositories registered", hint="`nexus index PATH` first")
+    else:
+        repos = [require_repo(ctx, args)]
+    embedder = vectors.configured()
+    per_repo: list[list[rank.Hit]] = []
+    notes: dict[str, Any] = {}
+    for repo in repos:
+        hits, notes = rank.rank_repo(ctx.conn, text, repo.id, user, embedder=embedder, kinds=args.get("kinds"))
+        per_repo.append(hits)
+    ranked = per_repo[0] if len(per_repo) == 1 else rank.fuse_repos(per_repo)
+    budget = int(args.get("budget") or rank.DEFAULT_BUDGET)
+    results, cut = rank.pack(ranked, budget, int(args.get("limit") or rank.DEFAULT_LIMIT))
+    roots = {r.id: r.root for r in repos}
+    for item in results:
+        item["repo"] = roots.get(item.pop("repoId"), "")
+    out: dict[str, Any] = {
+        "query": text,
+        "results": results,
+        "candidates": len(ranked),
+        "budget": budget,
+        "cut": cut,
+        "retrieval": {"bm25": True, **notes, "rrfK": rank.RRF_K, "maxPriorFactor": rank.MAX_PRIOR_FACTOR},
+    }
+    if len(repos) == 1:
+        return with_freshness(repos[0], out)
+    out["repos"] = [r.root for r in repos]
+    return out
+
+
+# -- history of a symbol or file ----------------------------------------------------------------------------
+
+
+@op(
+    "history",
+    lane="read",
+    description="What changed in a symbol or file, when and why: the commits whose changes touched it, newest "
+    "first, with their messages and bounded patches.",
+    args=schema(
+        {
+            "target": {"type": "string", "minLength": 1, "description": "Symbol name, qualified name, id, or file path."},
+            "repo": REPO_ARG,
+            "user": USER_ARG,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+            "patch": {"type": "boolean", "description": "Include the bounded patches (default true)."},
+        },
+        ["target"],
+    ),
+    tool=True,
+)
+def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    conn = ctx.conn
+    repo = require_repo(ctx, args)
+    target = args["target"]
+    limit = int(args.get("limit") or 20)
+    with_patch = args.get("patch", True)
+    rel = _relative(repo, target)
+    cols = (
+        "c.sha AS sha, c.message AS message, c.author AS author, c.time AS time, c.kind AS kind, "
+        "c.signal AS signal, ch.path AS path, ch.status AS status, ch.additions AS additions, "
+        "ch.deletions AS deletions" + (", ch.patch AS patch" if with_patch else "")
+    )
+    is_file = bool(
+        conn.scalar(
+            "MATCH (ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) RETURN count(ch)",
+            {"r": repo.id, "p": rel},
+        )
+    )
+    if is_file:
+        rows = conn.dicts(
+            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) "
+            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
+            {"r": repo.id, "p": rel, "n": limit},
+        )
+        return with_freshness(repo, {"target": target, "kind": "file", "path": rel, "changes": rows})
+    symbols = conn.dicts(
+        "MATCH (s:Symbol) WHERE s.repoId = $r AND (s.id = $t OR s.qualifiedName = $t OR s.name = $t) "
+        "RETURN s.id AS id, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, s.path AS path, "
+        "s.startLine AS startLine, s.endLine AS endLine ORDER BY s.path, s.startLine LIMIT 20",
+        {"r": repo.id, "t": target},
+    )
+    if not symbols:
+        raise NotFound(
+            f"no symbol or changed file named {target!r} in {repo.root}",
+            hint="`nexus history sync` ingests commits; `nexus index` builds the symbols they link to",
+        )
+    exact = [s for s in symbols if target in (s["id"], s["qualifiedName"])]
+    chosen = exact or symbols
+    out_symbols = []
+    for sym in chosen[:5]:
+        rows = conn.dicts(
+            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change)-[:TOUCHED]->(s:Symbol {{id: $id}}) "
+            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
+            {"id": sym["id"], "n": limit},
+        )
+        out_symbols.append({**sym, "changes": rows})
+    result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
+    if len(chosen) > 5:
+        result["more"] = len(chosen) - 5
+    result["note"] = "changes are linked by hunk line ranges to the symbols as indexed now"
+    return with_freshness(repo, result)
+
+
+def _relative(repo: Repo, target: str) -> str:
+    if os.path.isabs(target):
+        real = os.path.realpath(target)
+        if real.startswith(repo.root.rstrip(os.sep) + os.sep):
+            return os.path.relpath(real, repo.root)
+    return target.removeprefix("./")
+
+
+# -- scan (dry run) -----------------------------------------------------------------------------------------
+
+
+@op(
+    "scan",
+    lane="read",
+    description="Dry run: what a history sync would store from one source (git, diff, shell, docs, "
+    "transcripts), with its signal. Writes nothing.",
+    args=schema(
+        {
+            "kind": {"enum": ["git", "diff", "shell", "docs", "transcripts"]},
+            "repo": REPO_ARG,
+            "user": USER_ARG,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 5000},
+            "claudeDir": CLAUDE_DIR_ARG,
+            "scrape": SCRAPE_ARG,
+        },
+        ["kind"],
+    ),
+)
+def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    conn, daemon = ctx.conn, ctx.daemon
+    kind = args["kind"]
+    limit = int(args.get("limit") or 50)
+    deny = deny_list(daemon)
+    if kind == "shell":
+        return _scan_shell(ctx, args, limit, deny)
+    repo = require_repo(ctx, args)
+    out: dict[str, Any] = {"kind": kind, "dryRun": True}
+    if kind in ("git", "diff"):
+        since = ingest.stored_cursor(conn, repo.id)
+        try:
+            plan = ingest.plan_git(repo.root, since, int(args.get("limit") or ingest.commit_limit()), deny)
+        except ingest.git_source.GitError as exc:
+            raise BadRequest(str(exc)) from exc
+        out.update(since=since, head=plan.head, rewritten=plan.rewritten, denied=plan.denied, total=len(plan.commits))
+        if kind == "git":
+            out["items"] = [
+                {"sha": c.sha, "subject": c.subject, "kind": c.kind, "signal": c.signal, "revert": c.is_revert,
+                 "breaking": c.is_breaking, "merge": c.is_merge, "files": len(c.changes), "time": c.time}
+                for c in plan.commits[:limit]
+            ]  # fmt: skip
+        else:
+            out["items"] = [
+                {"sha": c.sha, "path": ch.path, "status": ch.status, "additions": ch.additions,
+                 "deletions": ch.deletions, "skipped": ch.skipped, "truncated": ch.truncated, "signal": c.signal,
+                 "hunks": ch.hunks, "patch": ch.patch}
+                for c in plan.commits for ch in c.changes
+            ][:limit]  # fmt: skip
+    elif kind == "docs":
+        sections, denied = ingest.plan_docs(repo.root, deny)
+        out.update(total=len(sections), denied=denied)
+        out["items"] = [
+            {"path": d.path, "headingPath": d.heading_path, "level": d.level, "line": d.start_line,
+             "part": d.part, "chars": len(d.text), "signal": 0.7}
+            for d, _ in sections[:limit]
+        ]  # fmt: skip
+    else:
+        turns, denied = ingest.plan_transcripts(repo.root, deny, args.get("claudeDir"))
+        out.update(total=len(turns), denied=denied, enabled=ingest.transcripts_enabled())
+        out["items"] = [
+            {"sessionId": t.session_id, "ordinal": t.ordinal, "role": t.role, "at": t.timestamp,
+             "text": t.text[:300], "signal": 0.55}
+            for t in turns[:limit]
+        ]  # fmt: skip
+    return with_freshness(repo, out)
+
+
+def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> dict[str, Any]:
+    from ..history import shell as shell_source
+
+    daemon = ctx.daemon
+    spool = daemon.dirs.spool
+    data = b""
+    for path in (spool.with_name(spool.name + ".ingesting"), spool):
+        try:
+            data += path.read_bytes()
+        except OSError:
+            pass
+    commands, bad = shell_source.parse_spool(data)
+    attributed, dropped, _ = ingest.attribute(commands, registry(ctx), deny)
+    roots = {r.id: r.root for r in registry(ctx).all()}
+    items = [
+        {"command": c.text, "cwd": c.cwd, "exitCode": c.exit_code, "durationMs": c.duration_ms, "shell": c.shell,
+         "repo": roots.get(rid), "source": c.source, "signal": 1.0 if c.exit_code else 0.5}
+        for rid, c in attributed[-limit:]
+    ]  # fmt: skip
+    out: dict[str, Any] = {"kind": "shell", "dryRun": True, "spool": str(spool), "pending": len(commands),
+                           "malformed": bad, **dropped, "items": items}  # fmt: skip
+    if args.get("scrape"):
+        scraped = ingest.scrape_shell((f["path"], f["shell"]) for f in args["scrape"])
+        out["scraped"] = [
+            {"command": c.text, "shell": c.shell, "startedAt": c.started_at, "source": "scraped", "signal": 0.3}
+            for c in scraped[-limit:]
+            if not deny.matches(c.text)
+        ]
+    return out
+
+
+# -- forget -------------------------------------------------------------------------------------------------
+
+
+@op(
+    "forget.value",
+    lane="write",
+    description="Delete every history node containing a value (case-insensitive) from the user's repositories "
+    "and add it to a deny-list, so a later re-ingest does not bring it back.",
+    args=schema({"value": {"type": "string", "minLength": 3, "maxLength": 1000}, "user": USER_ARG, "repo": REPO_ARG}, ["value"]),
+)
+def forget_value(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    value = args["value"]
+    if not value.strip():
+        raise BadRequest("an empty value cannot be forgotten")
+    user = _user(args)
+    if args.get("repo"):
+        repo_ids = [require_repo(ctx, args).id]
+    else:
+        repo_ids = [r.id for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+    deny = deny_list(ctx.daemon)
+    added = deny.add(value)
+    deny.save()  # before the delete: a crash in between still keeps the value out of every later ingest
+    deleted = ingest.forget_value(ctx.conn, value, deny, repo_ids)
+    archived = ingest.rewrite_archive(archive_path(ctx.daemon), deny)
+    archived += ingest.rewrite_archive(ctx.daemon.dirs.state / "shell.pending", deny)
+    return {"deleted": deleted, "total": sum(deleted.values()), "denyListed": True, "new": added,
+            "archiveDropped": archived, "denyListSize": len(deny)}  # fmt: skip
+
+
+# -- services -----------------------------------------------------------------------------------------------
+
+
+def _relink_listener(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn) -> None:
+    """After a code sync: relink the changes of the paths it changed to the symbols as indexed now."""
+    paths = sorted(set(report.changed_paths) | set(report.deleted_paths))
+    if report.mode == "cold":
+        paths = [r[0] for r in conn.rows("MATCH (ch:Change) WHERE ch.repoId = $r RETURN DISTINCT ch.path", {"r": repo.id})]
+    if paths:
+        with conn.transaction():
+            ingest.link_changes(conn, repo.id, paths)
+
+
+def _startup_task(daemon: Daemon) -> Any:
+    def task(conn: Conn) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if not conn.scalar("MATCH (s:ShellCommand) RETURN count(s)"):
+            out["replayed"] = ingest.replay_archive(
+                conn, archive_path(daemon), registry(daemon), deny_list(daemon), ingest.history_user()
+            )
+        out.update(ingest_spool_now(daemon, conn))
+        return out
+
+    return task
+
+
+def start(daemon: Daemon) -> None:
+    try:
+        from . import code
+
+        if _relink_listener not in code.GRAPH_LISTENERS:
+            code.GRAPH_LISTENERS.append(_relink_listener)
+    except ImportError:  # the code layer's ops are not installed: nothing to relink
+        pass
+    spool_path(daemon)
+    stop_event = threading.Event()
+    daemon.services["history.stop"] = stop_event
+    server = daemon.server
+    server.submit_internal(_startup_task(daemon))
+
+    def loop() -> None:
+        while not stop_event.wait(SPOOL_INTERVAL_S):
+            try:
+                spool = daemon.dirs.spool
+                waiting = spool.exists() and spool.stat().st_size > 0
+                repos_changed = daemon.services.get("history.known") != frozenset(r.id for r in registry(daemon).all())
+                if (waiting or repos_changed) and not server.stopping.is_set():
+                    server.submit_internal(lambda conn: ingest_spool_now(daemon, conn))
+            except Exception:  # the timer must survive anything
+                log.exception("spool timer failed")
+
+    thread = threading.Thread(target=loop, name="history-spool", daemon=True)
+    thread.start()
+    daemon.services["history.thread"] = thread
+
+
+def stop(daemon: Daemon) -> None:
+    event = daemon.services.get("history.stop")
+    if event is not None:
+        event.set()
+    thread = daemon.services.get("history.thread")
+    if thread is not None:
+        thread.join(timeout=2)

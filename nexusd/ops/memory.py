@@ -1,0 +1,647 @@
+"""Memory operations: sessions, turns, facts, procedures, handoffs, recall, export/import, forget.
+
+Every memory node carries userId and repoId and every query here filters on both (recall with `allRepos`
+filters on the user only). Writes run on the writer thread and go through `MemoryService.write`: journal
+(fsync) -> graph transaction -> recall index -> reply, so an acknowledged write survives kill -9.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import time
+import uuid
+from typing import Any
+
+from ..errors import BadRequest, NotFound
+from ..memory import attach, model
+from ..memory.service import MemoryService, export_nodes, render
+from ..memory.text import CHARS_PER_TOKEN, estimate_tokens, search_text
+from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..repos import Repo, registry, require_repo
+
+DEFAULT_BUDGET = 2000
+MAX_TEXT = 64_000
+_TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}
+_IDS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 10_000}
+_SESSION = {"type": "string", "description": "Session id (default: this user's latest open session here)."}
+
+
+def service(ctx_or_daemon: Any) -> MemoryService:
+    daemon = getattr(ctx_or_daemon, "daemon", ctx_or_daemon)
+    return daemon.services["memory"]  # type: ignore[no-any-return]
+
+
+def start(daemon: Any) -> None:
+    svc = MemoryService(daemon)
+    daemon.services["memory"] = svc
+    conn = daemon.store.connect()
+    try:
+        svc.start(conn)
+    finally:
+        conn.close()
+
+
+def stop(daemon: Any) -> None:
+    # The journal stays open: the writer may still finish a write; every record is fsynced as it is written.
+    svc = daemon.services.get("memory")
+    if svc is not None:
+        svc.stop()
+
+
+def _user(args: dict[str, Any]) -> str:
+    return str(args.get("user") or os.environ.get("NEXUS_USER") or getpass.getuser())
+
+
+def _scope(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Repo]:
+    user = _user(args)
+    return user, require_repo(ctx, args, user=user)
+
+
+def _conn(ctx: Ctx) -> Any:
+    assert ctx.conn is not None
+    return ctx.conn
+
+
+def _session(ctx: Ctx, user: str, repo: Repo, session: str | None, *, required: bool) -> dict[str, Any] | None:
+    conn = _conn(ctx)
+    if session:
+        rows = conn.dicts(
+            "MATCH (s:Session {id: $id}) WHERE s.userId = $u AND s.repoId = $r "
+            "RETURN s.id AS id, s.turnCount AS turnCount, s.endedAt AS endedAt",
+            {"id": session, "u": user, "r": repo.id},
+        )
+        if not rows:
+            raise NotFound(f"no session {session} for {user} in {repo.root}", hint="`nexus session start`")
+        return rows[0]
+    rows = conn.dicts(
+        "MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r AND s.endedAt IS NULL "
+        "RETURN s.id AS id, s.turnCount AS turnCount, s.endedAt AS endedAt ORDER BY s.startedAt DESC LIMIT 1",
+        {"u": user, "r": repo.id},
+    )
+    if rows:
+        return rows[0]
+    if required:
+        raise NotFound(f"no open session for {user} in {repo.root}", hint="start one: `nexus session start`")
+    return None
+
+
+def _exists(ctx: Ctx, label: str, node_id: str) -> bool:
+    return bool(_conn(ctx).rows(f"MATCH (n:{label} {{id: $id}}) RETURN n.id", {"id": node_id}))
+
+
+def _scoped(ctx: Ctx, user: str, repo: Repo, result: dict[str, Any]) -> dict[str, Any]:
+    return {"user": user, "repo": repo.root, "repoId": repo.id, **result}
+
+
+# -- sessions and turns ------------------------------------------------------------------------------------
+
+
+@op(
+    "session.start",
+    lane="write",
+    description="Start a memory session for this user in this repository; returns its id.",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "title": {"type": "string", "maxLength": 1000},
+            "client": {"type": "string", "maxLength": 200},
+            "id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Client-chosen id (idempotent)."},
+        }
+    ),
+    tool=True,
+)
+def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    now = time.time()
+    # A client-chosen id makes a re-sent start idempotent; otherwise every start is a new session.
+    sid = model.content_id("Session", user, repo.id, args["id"]) if args.get("id") else model.content_id(
+        "Session", user, repo.id, uuid.uuid4().hex
+    )
+    rows = _conn(ctx).dicts(
+        "MATCH (s:Session {id: $id}) RETURN s.startedAt AS startedAt, s.userId AS u, s.repoId AS r", {"id": sid}
+    )
+    if rows:
+        return _scoped(ctx, user, repo, {"session": sid, "startedAt": rows[0]["startedAt"], "created": False})
+    node = {
+        "id": sid, "userId": user, "repoId": repo.id, "title": args.get("title") or "", "client": args.get("client"),
+        "startedAt": now, "endedAt": None, "summary": None, "turnCount": 0,
+    }
+    service(ctx).write(_conn(ctx), {"op": "Session", "node": node})
+    return _scoped(ctx, user, repo, {"session": sid, "startedAt": now, "created": True})
+
+
+@op(
+    "session.end",
+    lane="write",
+    description="End a session (default: the latest open one), optionally with a summary.",
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "session": _SESSION, "summary": {"type": "string", "maxLength": MAX_TEXT}}),
+    tool=True,
+)
+def session_end(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    session = _session(ctx, user, repo, args.get("session"), required=True)
+    assert session is not None
+    if session["endedAt"] is not None:
+        return _scoped(ctx, user, repo, {"session": session["id"], "endedAt": session["endedAt"],
+                                         "turns": session["turnCount"] or 0, "changed": False})
+    at = time.time()
+    service(ctx).write(_conn(ctx), {"op": "session.end", "id": session["id"], "at": at, "summary": args.get("summary")})
+    return _scoped(ctx, user, repo, {"session": session["id"], "endedAt": at, "turns": session["turnCount"] or 0,
+                                     "changed": True})
+
+
+@op(
+    "session.list",
+    lane="read",
+    description="This user's sessions in this repository, newest first.",
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "limit": {"type": "integer", "minimum": 1, "maximum": 1000}}),
+)
+def session_list(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    rows = _conn(ctx).dicts(
+        "MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r RETURN s.id AS id, s.title AS title, "
+        "s.startedAt AS startedAt, s.endedAt AS endedAt, s.turnCount AS turns ORDER BY s.startedAt DESC LIMIT $n",
+        {"u": user, "r": repo.id, "n": int(args.get("limit", 50))},
+    )
+    return _scoped(ctx, user, repo, {"sessions": rows})
+
+
+@op(
+    "turn",
+    lane="write",
+    description="Append a turn to a session; ordinals are 1, 2, 3... in arrival order. Re-sending is a no-op.",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "session": _SESSION,
+            "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "note"]},
+            "text": _TEXT,
+            "id": {"type": "string", "minLength": 1, "maxLength": 200,
+                   "description": "Client-chosen turn id; default: derived from session, role and text."},
+        },
+        ["text"],
+    ),
+    tool=True,
+)
+def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    session = _session(ctx, user, repo, args.get("session"), required=True)
+    assert session is not None
+    role = args.get("role", "user")
+    tid = model.content_id("Turn", user, repo.id, session["id"], args.get("id") or [role, args["text"]])
+    existing = _conn(ctx).scalar("MATCH (t:Turn {id: $id}) RETURN t.ordinal", {"id": tid})
+    if existing is not None:
+        return _scoped(ctx, user, repo, {"session": session["id"], "turn": tid, "ordinal": existing, "created": False})
+    # The writer is the only thread that appends, so turnCount + 1 is free of races.
+    ordinal = int(session["turnCount"] or 0) + 1
+    node = {
+        "id": tid, "userId": user, "repoId": repo.id, "sessionId": session["id"], "ordinal": ordinal,
+        "role": role, "text": args["text"], "at": time.time(), "searchText": search_text(args["text"]),
+    }
+    service(ctx).write(_conn(ctx), {"op": "Turn", "node": node})
+    return _scoped(ctx, user, repo, {"session": session["id"], "turn": tid, "ordinal": ordinal, "created": True})
+
+
+# -- facts, procedures, handoffs -------------------------------------------------------------------------
+
+
+@op(
+    "remember",
+    lane="write",
+    description="Remember a fact, optionally about a symbol (id, key, qualified name or name).",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "text": _TEXT,
+            "about": {"type": "string", "minLength": 1, "description": "The symbol the fact is about."},
+            "session": _SESSION,
+            "evidence": {**_IDS, "description": "Turn ids the fact rests on."},
+        },
+        ["text"],
+    ),
+    tool=True,
+)
+def remember(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    text = args["text"].strip()
+    if not text:
+        raise BadRequest("remember: text is empty")
+    symbol: dict[str, Any] | None = None
+    if args.get("about"):
+        symbol = attach.resolve_symbol(_conn(ctx), repo.id, args["about"])
+    fid = model.content_id("Fact", user, repo.id, text, symbol["key"] if symbol else None)
+    result = {"id": fid, "symbol": _public_symbol(symbol)}
+    if _exists(ctx, "Fact", fid):
+        return _scoped(ctx, user, repo, {**result, "created": False})
+    session = _session(ctx, user, repo, args.get("session"), required=bool(args.get("session")))
+    node: dict[str, Any] = {
+        "id": fid, "userId": user, "repoId": repo.id, "sessionId": session["id"] if session else None,
+        "text": text, "createdAt": time.time(), "usedCount": 0, "lastUsedAt": None,
+        "evidence": list(args.get("evidence") or []), "status": "current" if symbol else None,
+    }
+    if symbol:
+        node.update(
+            symbolId=symbol["id"], symbolKey=symbol["key"], symbolName=symbol["name"], symbolHash=symbol["contentHash"],
+            symbolPath=symbol["path"], symbolKind=symbol["kind"], symbolShape=attach.shape_hash(repo.root, symbol),
+        )
+    node["searchText"] = search_text(text, node.get("symbolName"), node.get("symbolKey"))
+    service(ctx).write(_conn(ctx), {"op": "Fact", "node": node})
+    return _scoped(ctx, user, repo, {**result, "created": True})
+
+
+def _public_symbol(symbol: dict[str, Any] | None) -> dict[str, Any] | None:
+    if symbol is None:
+        return None
+    return {k: symbol.get(k) for k in ("id", "key", "name", "qualifiedName", "kind", "path")}
+
+
+@op(
+    "procedure",
+    lane="write",
+    description="Remember a procedure: a title, ordered steps and the files it applies to.",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "steps": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+                      "minItems": 1, "maxItems": 200},
+            "files": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 1000},
+            "session": _SESSION,
+        },
+        ["title", "steps"],
+    ),
+    tool=True,
+)
+def procedure(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    files = [_repo_relative(repo, f) for f in args.get("files") or []]
+    pid = model.content_id("Procedure", user, repo.id, args["title"], args["steps"], files)
+    if _exists(ctx, "Procedure", pid):
+        return _scoped(ctx, user, repo, {"id": pid, "created": False, "files": files})
+    session = _session(ctx, user, repo, args.get("session"), required=bool(args.get("session")))
+    node = {
+        "id": pid, "userId": user, "repoId": repo.id, "sessionId": session["id"] if session else None,
+        "title": args["title"], "steps": list(args["steps"]), "files": files, "createdAt": time.time(),
+        "usedCount": 0, "lastUsedAt": None, "searchText": search_text(args["title"], *args["steps"], *files),
+    }
+    service(ctx).write(_conn(ctx), {"op": "Procedure", "node": node})
+    return _scoped(ctx, user, repo, {"id": pid, "created": True, "files": files})
+
+
+def _repo_relative(repo: Repo, path: str) -> str:
+    """Files as repository-relative forward-slash paths; absolute paths must lie inside the root."""
+    if os.path.isabs(path):
+        real = os.path.realpath(path)
+        if real != repo.root and not real.startswith(repo.root.rstrip(os.sep) + os.sep):
+            raise BadRequest(f"{path} is outside {repo.root}")
+        path = os.path.relpath(real, repo.root)
+    return path.replace(os.sep, "/").removeprefix("./")
+
+
+@op(
+    "handoff.write",
+    lane="write",
+    description="Write a handoff for the next session: what was done, what is open, next steps, evidence turns.",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "done": _TEXT,
+            "open": {"type": "string", "maxLength": MAX_TEXT},
+            "next": {"type": "string", "maxLength": MAX_TEXT},
+            "evidence": {**_IDS, "description": "Turn ids that back the handoff."},
+            "session": _SESSION,
+        },
+        ["done"],
+    ),
+    tool=True,
+)
+def handoff_write(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    session = _session(ctx, user, repo, args.get("session"), required=bool(args.get("session")))
+    sid = session["id"] if session else None
+    evidence = list(args.get("evidence") or [])
+    hid = model.content_id("Handoff", user, repo.id, sid, args["done"], args.get("open"), args.get("next"), evidence)
+    if _exists(ctx, "Handoff", hid):
+        return _scoped(ctx, user, repo, {"id": hid, "created": False})
+    node = {
+        "id": hid, "userId": user, "repoId": repo.id, "sessionId": sid, "done": args["done"],
+        "openItems": args.get("open") or "", "nextSteps": args.get("next") or "", "createdAt": time.time(),
+        "acknowledgedAt": None, "usedCount": 0, "lastUsedAt": None, "evidence": evidence,
+        "searchText": search_text(args["done"], args.get("open"), args.get("next")),
+    }
+    service(ctx).write(_conn(ctx), {"op": "Handoff", "node": node})
+    return _scoped(ctx, user, repo, {"id": hid, "created": True})
+
+
+@op(
+    "handoff.read",
+    lane="write",  # reading acknowledges the handoff, which is a (journaled) write
+    description="The latest handoff for this user and repository, and whether it was already acknowledged; "
+    "reading acknowledges it unless `peek`.",
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "peek": {"type": "boolean"}}),
+    tool=True,
+)
+def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    rows = _conn(ctx).dicts(
+        "MATCH (h:Handoff) WHERE h.userId = $u AND h.repoId = $r RETURN h.* ORDER BY h.createdAt DESC, h.id LIMIT 1",
+        {"u": user, "r": repo.id},
+    )
+    if not rows:
+        return _scoped(ctx, user, repo, {"handoff": None, "acknowledged": False})
+    props = {k.split(".", 1)[1]: v for k, v in rows[0].items()}
+    was = props["acknowledgedAt"] is not None
+    handoff = {
+        "id": props["id"], "sessionId": props["sessionId"], "done": props["done"], "open": props["openItems"],
+        "next": props["nextSteps"], "evidence": props["evidence"] or [], "createdAt": props["createdAt"],
+        "acknowledgedAt": props["acknowledgedAt"],
+    }
+    if props["evidence"]:
+        handoff["evidenceTurns"] = _conn(ctx).dicts(
+            "MATCH (t:Turn) WHERE t.id IN $ids AND t.userId = $u AND t.repoId = $r "
+            "RETURN t.id AS id, t.sessionId AS session, t.ordinal AS ordinal, t.role AS role, t.text AS text "
+            "ORDER BY t.sessionId, t.ordinal",
+            {"ids": props["evidence"], "u": user, "r": repo.id},
+        )
+    if not was and not args.get("peek"):
+        at = time.time()
+        service(ctx).write(_conn(ctx), {"op": "handoff.ack", "id": props["id"], "at": at})
+        handoff["acknowledgedAt"] = at
+    return _scoped(ctx, user, repo, {"handoff": handoff, "acknowledged": was})
+
+
+# -- recall ---------------------------------------------------------------------------------------------
+
+
+@op(
+    "recall",
+    lane="read",
+    description="Ranked full-text recall over facts, procedures and handoffs, packed into a token budget "
+    "(tokens ~ characters / 4). Counts each returned item as used.",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "Token budget."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+            "allRepos": {"type": "boolean", "description": "Search every repository where this user has memory."},
+            "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]}},
+        },
+        ["query"],
+    ),
+    tool=True,
+)
+def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user = _user(args)
+    svc = service(ctx)
+    budget = int(args.get("budget", DEFAULT_BUDGET))
+    limit = int(args.get("limit", 20))
+    types = set(args.get("types") or ("fact", "procedure", "handoff"))
+    here: Repo | None = None
+    if args.get("allRepos"):
+        repo_ids = svc.index.repos_of(user)
+        if args.get("repo"):
+            here = registry(ctx).containing(args["repo"])
+    else:
+        here = require_repo(ctx, args, user=user)
+        repo_ids = [here.id]
+    pool = max(limit * 3, 50)
+    ranked: list[Any] = []
+    if len(repo_ids) == 1:
+        ranked = [(h.score, h) for h in svc.index.search(user, repo_ids[0], args["query"], pool)]
+    else:
+        # Fused per repository by reciprocal rank: BM25 scores from different shards are not comparable.
+        for repo_id in repo_ids:
+            for rank, hit in enumerate(svc.index.search(user, repo_id, args["query"], pool)):
+                ranked.append((1.0 / (60 + rank), hit))
+        ranked.sort(key=lambda pair: (-pair[0], -pair[1].score, pair[1].doc.id))
+    items: list[dict[str, Any]] = []
+    docs = []
+    used_tokens = 0
+    cut_items = cut_tokens = 0
+    for score, hit in ranked:
+        doc = hit.doc
+        if doc.item["type"] not in types:
+            continue
+        text = render(doc.item)
+        cost = estimate_tokens(text)
+        if len(items) >= limit or used_tokens + cost > budget:
+            cut_items += 1
+            cut_tokens += cost
+            continue
+        used_tokens += cost
+        item = {k: v for k, v in doc.item.items() if not k.startswith("symbol") or k == "symbol"}
+        item.update(text=text, score=round(score, 6), tokens=cost)
+        if doc.item["type"] == "fact":
+            item["text"] = doc.item["text"]
+            item["status"] = _status(ctx, svc, doc) if doc.item.get("symbolId") else None
+            item["symbol"] = doc.item.get("symbol")
+        item["repoId"] = doc.repo
+        repo = registry(ctx).get(doc.repo)
+        item["repo"] = repo.root if repo else None
+        items.append(item)
+        docs.append(doc)
+    # Count the uses now, under the index lock, so the counts reported are the counts after this call;
+    # the graph gets them from the writer right after (journaled like every memory write).
+    for item, (count, at) in zip(items, svc.index.bump(docs, time.time()), strict=True):
+        item["usedCount"] = count
+        item["lastUsedAt"] = at
+    if docs:
+        svc.schedule_usage_flush()
+    result: dict[str, Any] = {
+        "user": user,
+        "query": args["query"],
+        "items": items,
+        "budget": budget,
+        "tokens": used_tokens,
+        "tokenEstimate": f"characters/{CHARS_PER_TOKEN}",
+        "cut": {"items": cut_items, "tokens": cut_tokens},
+        "repos": repo_ids,
+    }
+    if here is not None:
+        result.update(repo=here.root, repoId=here.id, **here.freshness())
+    return result
+
+
+def _status(ctx: Ctx, svc: MemoryService, doc: Any) -> str:
+    fact = {"repoId": doc.repo, **doc.item}
+    repo = registry(ctx).get(doc.repo)
+    status, follow = attach.fact_status(_conn(ctx), fact, repo.root if repo else None)
+    if follow is not None:
+        record = {
+            "op": "attach", "id": doc.id, "symbolId": follow["id"], "symbolKey": follow["key"],
+            "symbolName": follow["name"], "symbolPath": follow["path"], "symbolHash": follow["contentHash"],
+            "symbolKind": follow["kind"], "status": "current",
+        }
+        # Follow the symbol (a journaled write), and show the new symbol already in this answer.
+        doc.item.update({k: record[k] for k in ("symbolId", "symbolKey", "symbolName", "symbolPath", "symbolHash")})
+        doc.item["symbol"] = {"id": follow["id"], "key": follow["key"], "name": follow["name"], "path": follow["path"]}
+        svc.submit(lambda conn: svc.write(conn, record))
+    return status
+
+
+# -- export, import, forget -------------------------------------------------------------------------------
+
+
+@op(
+    "memory.export",
+    lane="read",
+    description="Every memory node of this user in this repository (or all of the user's repositories), "
+    "as records for `memory.import`.",
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "allRepos": {"type": "boolean"}}),
+)
+def memory_export(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user = _user(args)
+    if args.get("allRepos"):
+        repos = None
+    else:
+        repos = [require_repo(ctx, args, user=user).id]
+    nodes = export_nodes(_conn(ctx), user, repos)
+    svc = service(ctx)
+    for node in nodes:  # usage lives in the index first; the graph may be a few milliseconds behind
+        doc = svc.index.get(node["id"]) if node["type"] in model.SEARCHABLE else None
+        if doc is not None:
+            node["usedCount"], node["lastUsedAt"] = doc.used, doc.last_used
+    return {"user": user, "records": nodes, "count": len(nodes)}
+
+
+@op(
+    "memory.import",
+    lane="write",
+    description="Restore exported memory records into this user's memory of this repository (idempotent).",
+    args=schema(
+        {
+            "user": USER_ARG,
+            "repo": REPO_ARG,
+            "records": {"type": "array", "items": {"type": "object"}, "maxItems": 50_000},
+        },
+        ["records"],
+    ),
+)
+def memory_import(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    nodes = [prepare_import(node, user, repo.id) for node in args["records"]]
+    fresh = [n for n in nodes if not _exists(ctx, n["type"], n["id"])]
+    if fresh:
+        service(ctx).write(_conn(ctx), {"op": "import", "nodes": fresh})
+    return _scoped(ctx, user, repo, {"imported": len(fresh), "existing": len(nodes) - len(fresh)})
+
+
+def prepare_import(record: dict[str, Any], user: str, repo_id: str) -> dict[str, Any]:
+    """A record of any owner/repository, re-owned by (user, repo_id). Ids are remapped deterministically when
+    the owner or repository differs, so an import can never overwrite another user's node."""
+    label = record.get("type")
+    if label not in model.LABELS or not isinstance(record.get("id"), str):
+        raise BadRequest(f"memory.import: not a memory record: {str(record)[:200]}")
+    src = (record.get("userId"), record.get("repoId"))
+
+    def remap(node_id: Any) -> Any:
+        if not isinstance(node_id, str) or src == (user, repo_id):
+            return node_id
+        kind = model.label_of(node_id) or label
+        return model.content_id(kind, user, repo_id, "import", node_id)
+
+    node = model.clean(label, record)
+    node.update(type=label, id=remap(record["id"]), userId=user, repoId=repo_id)
+    if node.get("sessionId"):
+        node["sessionId"] = remap(node["sessionId"])
+    if node.get("evidence"):
+        node["evidence"] = [remap(e) for e in node["evidence"]]
+    for key in ("usedCount", "turnCount", "ordinal"):
+        if key in node and node[key] is None:
+            node[key] = 0
+    if label == "Turn":
+        node["searchText"] = search_text(node.get("text"))
+    elif label == "Fact":
+        node["searchText"] = search_text(node.get("text"), node.get("symbolName"), node.get("symbolKey"))
+    elif label == "Procedure":
+        node["searchText"] = search_text(node.get("title"), *node["steps"], *node["files"])
+    elif label == "Handoff":
+        node["searchText"] = search_text(node.get("done"), node.get("openItems"), node.get("nextSteps"))
+    return node
+
+
+@op(
+    "memory.forget",
+    lane="write",
+    description="Delete memory: the given ids (facts, procedures, handoffs, sessions with their turns, turns), "
+    "or with `all` everything this user has in this repository. Journaled, so it stays deleted.",
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "ids": _IDS, "all": {"type": "boolean"}}),
+)
+def memory_forget(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    user, repo = _scope(ctx, args)
+    if not args.get("ids") and not args.get("all"):
+        raise BadRequest("memory.forget: pass ids or all")
+    conn = _conn(ctx)
+    found: dict[str, list[str]] = {}
+    for label in model.LABELS:
+        params: dict[str, Any] = {"u": user, "r": repo.id}
+        where = "n.userId = $u AND n.repoId = $r"
+        if not args.get("all"):
+            ids = [i for i in args["ids"] if model.label_of(i) == label]
+            if not ids:
+                continue
+            where += " AND n.id IN $ids"
+            params["ids"] = ids
+        rows = conn.rows(f"MATCH (n:{label}) WHERE {where} RETURN n.id", params)
+        if rows:
+            found[label] = [r[0] for r in rows]
+    if "Session" in found:  # a session's turns go with it
+        turns = conn.rows(
+            "MATCH (t:Turn) WHERE t.sessionId IN $s AND t.userId = $u RETURN t.id", {"s": found["Session"], "u": user}
+        )
+        found["Turn"] = sorted(set(found.get("Turn", [])) | {r[0] for r in turns})
+    deleted = sum(len(v) for v in found.values())
+    if deleted:
+        service(ctx).write(conn, {"op": "forget", "ids": found})
+    missing = [] if args.get("all") else sorted(set(args["ids"]) - {i for v in found.values() for i in v})
+    return _scoped(ctx, user, repo, {"deleted": deleted, "byType": {k: len(v) for k, v in found.items()},
+                                     "missing": missing})
+
+
+# -- status section -------------------------------------------------------------------------------------
+
+
+def _status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
+    svc = ctx.daemon.services.get("memory")
+    if svc is None:
+        return "memory", None
+    return "memory", {"journalSeq": svc.journal.last_seq, "searchable": len(svc.index), "replayed": svc.replayed}
+
+
+def _register_status() -> None:
+    from . import core
+
+    core.STATUS_SECTIONS.append(_status_section)
+
+
+_register_status()
+
+
+if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+
+    @op(
+        "debug.register_repo",
+        lane="write",
+        description="Register a repository without indexing it (tests of memory before `index` exists).",
+        args=schema({"repo": REPO_ARG, "user": USER_ARG}, ["repo"]),
+    )
+    def debug_register_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        from ..repos import repo_id_for
+
+        root = os.path.realpath(args["repo"])
+        rid = repo_id_for(root)
+        user = _user(args)
+        _conn(ctx).execute(
+            "MERGE (r:Repository {id: $id}) SET r.root = $root, r.name = $name, r.userId = $u, r.registeredAt = $at",
+            {"id": rid, "root": root, "name": os.path.basename(root), "u": user, "at": time.time()},
+        )
+        registry(ctx).put(Repo(id=rid, root=root, name=os.path.basename(root), user_id=user))
+        return {"id": rid, "root": root}

@@ -1,0 +1,663 @@
+"""The answers of show, context, neighbors, impact, paths, imports and importers.
+
+Walks run over the repository's snapshot (snapshot.py) under its read lock; Cypher is used only for what the
+snapshot leaves out (doc strings, file hashes and diagnostics) and always by primary key. Every list is sorted
+with the semantic key as the last tie-breaker, so an answer is a function of (request, graphVersion).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadRequest, Forbidden, NotFound
+from . import paging
+from .resolve_arg import resolve_symbol
+from .snapshot import Edge, Snapshot, Sym, kind_rank
+
+if TYPE_CHECKING:
+    from ..repos import Repo
+    from ..store import Conn
+
+MAX_DEPTH = 6  # FIELD-NOTES.md: interactive walks stay bounded at six hops
+SNIPPET_MAX_LINES = 400
+SNIPPET_MAX_BYTES = 32_000
+
+
+@dataclass
+class Req:
+    """One request as the answer builders see it: for cursors, bounds and the time budget."""
+
+    op: str
+    args: dict[str, Any]
+    snap: Snapshot
+    repo: Repo
+    conn: Conn
+    user: str = ""
+    clock: paging.Clock = field(default_factory=lambda: paging.Clock(5000))
+
+    @property
+    def version(self) -> int:
+        return self.snap.version
+
+    def offset(self) -> int:
+        return paging.read_cursor(self.op, self.args, self.version)
+
+    def page(self, items: list[Any], limit: int, *, total: int | None, more: bool = False) -> tuple[list[Any], dict[str, Any] | None]:
+        return paging.page(self.op, self.args, self.version, items, total=total, offset=self.offset(), limit=limit, more=more)
+
+
+# -- paths and files ----------------------------------------------------------------------------------
+
+
+def confine(repo: Repo, path: str) -> str:
+    """A repository-relative path for `path`, refusing anything outside the root (`..`, absolute, symlinks)."""
+    root = os.path.realpath(repo.root)
+    raw = path if os.path.isabs(path) else os.path.join(root, path)
+    full = os.path.realpath(raw)
+    if full != root and not full.startswith(root + os.sep):
+        raise Forbidden(f"{path} is outside the repository root {repo.root}")
+    return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+def resolve_file(req: Req, path: str) -> str:
+    rel = confine(req.repo, path)
+    if rel not in req.snap.files:
+        raise NotFound(f"{rel} is not in the graph", hint="the walk may skip it (see `nexus status`), or sync first")
+    return rel
+
+
+def file_ref(snap: Snapshot, path: str) -> dict[str, Any]:
+    ref: dict[str, Any] = {"kind": "file", "path": path}
+    if snap.is_test(path):
+        ref["test"] = True
+    return ref
+
+
+def _edge_ref(snap: Snapshot, edge: Edge) -> dict[str, Any]:
+    return {"resolution": edge.resolution, "confidence": round(edge.confidence, 4), "line": edge.line}
+
+
+# -- show ---------------------------------------------------------------------------------------------
+
+
+def show_symbol(req: Req, sym: Sym) -> dict[str, Any]:
+    snap = req.snap
+    row = req.conn.dicts(
+        "MATCH (s:Symbol {id: $id}) RETURN s.doc AS doc, s.contentHash AS contentHash", {"id": sym.id}
+    )
+    extra = row[0] if row else {}
+    node: dict[str, Any] = {
+        **sym.ref(),
+        "qualifiedName": sym.qname,
+        "signature": sym.signature,
+        "endLine": sym.end,
+        "exported": sym.exported,
+        "doc": extra.get("doc") or "",
+        "contentHash": extra.get("contentHash") or "",
+        "unresolvedCount": sym.unresolved_count,
+        "callers": len(snap.calls_in.get(sym.id, ())),
+        "callees": len(snap.calls_out.get(sym.id, ())),
+    }
+    if snap.is_test(sym.path):
+        node["test"] = True
+    container = snap.by_id[sym.parent].ref() if sym.parent and sym.parent in snap.by_id else file_ref(snap, sym.path)
+    members = [snap.by_id[c].ref() for c in snap.children.get(sym.id, ()) if c in snap.by_id]
+    limit = int(req.args.get("limit", 100))
+    shown, cut = req.page(members, limit, total=len(members))
+    out: dict[str, Any] = {"node": node, "container": container, "members": shown, "memberCount": len(members)}
+    if sym.unresolved:
+        out["unresolved"] = list(sym.unresolved[:20])
+    out["memory"] = attached_memory(req, sym)
+    if req.args.get("snippet"):
+        out["snippet"] = snippet(req, sym.path, sym.start, sym.end)
+    if cut:
+        out["truncated"] = cut
+    return out
+
+
+def show_file(req: Req, rel: str) -> dict[str, Any]:
+    snap = req.snap
+    fid = snap.files[rel][0]
+    row = req.conn.dicts(
+        "MATCH (f:File {id: $id}) RETURN f.hash AS hash, f.language AS language, f.role AS role, "
+        "f.lineCount AS lineCount, f.diagnostics AS diagnostics",
+        {"id": fid},
+    )
+    facts = row[0] if row else {}
+    top = sorted(
+        (snap.by_id[s] for s in snap.by_file.get(rel, ()) if snap.by_id[s].parent is None),
+        key=lambda s: (s.start, s.key),
+    )
+    members = [s.ref() for s in top if s.kind != "module"]
+    limit = int(req.args.get("limit", 100))
+    shown, cut = req.page(members, limit, total=len(members))
+    node = {"kind": "file", "id": fid, "path": rel, **{k: facts.get(k) for k in ("language", "role", "lineCount", "hash")}}
+    if facts.get("diagnostics"):
+        node["diagnostics"] = facts["diagnostics"]
+    out: dict[str, Any] = {
+        "node": node,
+        "container": None,
+        "members": shown,
+        "memberCount": len(members),
+        "imports": len(snap.imports_out.get(rel, ())),
+        "importers": len(snap.imports_in.get(rel, ())),
+    }
+    if req.args.get("snippet"):
+        out["snippet"] = snippet(req, rel, 1, None)
+    if cut:
+        out["truncated"] = cut
+    return out
+
+
+def snippet(req: Req, rel: str, start: int, end: int | None) -> dict[str, Any]:
+    """Source lines, only when the file on disk still has the indexed content (its hash is checked first)."""
+    from ..parse.facts import content_hash
+    from ..sync.walk import read_source_checked
+
+    fid = req.snap.files[rel][0]
+    indexed = req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}) or ""
+    data, reason = read_source_checked(req.repo.root, rel)
+    if data is None:
+        if reason == "outside-root":
+            raise Forbidden(f"{rel} resolves outside the repository root")
+        return {"path": rel, "verified": False, "text": None, "reason": f"cannot read the file: {reason}"}
+    current = content_hash(data)
+    if current != indexed:
+        return {
+            "path": rel,
+            "verified": False,
+            "text": None,
+            "reason": "the file changed on disk since it was indexed: its lines no longer match the graph",
+            "indexedHash": indexed,
+            "currentHash": current,
+            "hint": "run `nexus sync` (or wait for the watcher), then ask again",
+        }
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    last = len(lines) if end is None else min(end, len(lines))
+    first = max(1, start)
+    cut: dict[str, Any] | None = None
+    if last - first + 1 > SNIPPET_MAX_LINES:
+        cut = {"bound": "lines", "limit": SNIPPET_MAX_LINES, "remainingLines": last - first + 1 - SNIPPET_MAX_LINES}
+        last = first + SNIPPET_MAX_LINES - 1
+    text = "\n".join(lines[first - 1 : last])
+    if len(text) > SNIPPET_MAX_BYTES:
+        text = text[:SNIPPET_MAX_BYTES]
+        cut = {"bound": "bytes", "limit": SNIPPET_MAX_BYTES}
+    out: dict[str, Any] = {"path": rel, "verified": True, "startLine": first, "endLine": last, "text": text, "hash": current}
+    if cut:
+        out["truncated"] = cut
+    return out
+
+
+def attached_memory(req: Req, sym: Sym) -> list[dict[str, Any]]:
+    try:
+        from ..memory import memory_for_symbol
+    except ImportError:  # the memory layer is optional for the code questions
+        return []
+    try:
+        return list(memory_for_symbol(req.conn, req.user, req.repo.id, sym.id))
+    except Exception:  # a memory failure must not take the code answer down with it
+        import logging
+
+        logging.getLogger(__name__).exception("memory_for_symbol failed")
+        return []
+
+
+# -- walks --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reached:
+    sym: Sym
+    depth: int
+    confidence: float  # product of edge confidences along the path
+    via: Sym | None  # the next symbol on the path toward the start (None at depth 1: the start itself)
+    edge: Edge  # the first hop from this symbol toward the start
+    path: list[str]  # ids from this symbol to the start, both included
+
+
+def walk_calls(snap: Snapshot, start: Sym, depth: int, incoming: bool, clock: paging.Clock) -> tuple[list[Reached], bool]:
+    """BFS by hops over POSSIBLY_CALLS (callers when `incoming`), one shortest path per symbol reached.
+
+    Among equally short paths the one with the higher confidence wins, then the smaller semantic key of the
+    next hop. Returns (reached, cut by time).
+    """
+    adj = snap.calls_in if incoming else snap.calls_out
+    best: dict[str, Reached] = {}
+    frontier: list[tuple[Sym, float, list[str]]] = [(start, 1.0, [start.id])]
+    seen = {start.id}
+    timed_out = False
+    for d in range(1, depth + 1):
+        layer: dict[str, Reached] = {}
+        for node, conf, path in frontier:
+            for edge in adj.get(node.id, ()):
+                if edge.other in seen:
+                    continue
+                other = snap.by_id.get(edge.other)
+                if other is None:
+                    continue
+                c = conf * edge.confidence
+                cur = layer.get(other.id)
+                if cur is None or c > cur.confidence or (c == cur.confidence and node.key < _key(cur.via, start)):
+                    layer[other.id] = Reached(other, d, c, None if node is start else node, edge, [other.id, *path])
+            if clock.over():
+                timed_out = True
+                break
+        if not layer:
+            break
+        best.update(layer)
+        seen.update(layer)
+        frontier = sorted(((r.sym, r.confidence, r.path) for r in layer.values()), key=lambda t: t[0].key)
+        if timed_out:
+            break
+    return sorted(best.values(), key=lambda r: (r.depth, -r.confidence, r.sym.key)), timed_out
+
+
+def _key(via: Sym | None, start: Sym) -> str:
+    return (via or start).key
+
+
+def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
+    row = r.sym.ref()
+    row["depth"] = r.depth
+    row["confidence"] = round(r.confidence, 4)
+    row["via"] = (r.via or start).key
+    row["resolution"] = r.edge.resolution
+    row["callPath"] = [snap.by_id[i].key for i in r.path]
+    if snap.is_test(r.sym.path):
+        row["test"] = True
+    return row
+
+
+# -- impact -------------------------------------------------------------------------------------------
+
+
+def impact(req: Req, target: Sym) -> dict[str, Any]:
+    snap = req.snap
+    depth = int(req.args.get("depth", 3))
+    limit = int(req.args.get("limit", 50))
+    reached, timed_out = walk_calls(snap, target, depth, True, req.clock)
+    rows = [reached_row(snap, r, target) for r in reached]
+    shown, cut = req.page(rows, limit, total=len(rows))
+    by_depth: dict[str, int] = {}
+    for r in reached:
+        by_depth[str(r.depth)] = by_depth.get(str(r.depth), 0) + 1
+    out: dict[str, Any] = {
+        "target": {**target.ref(), "qualifiedName": target.qname},
+        "depth": depth,
+        "total": len(rows),
+        "byDepth": by_depth,
+        "callers": shown,
+        "testCallers": sum(1 for r in reached if snap.is_test(r.sym.path)),
+    }
+    out.update(completeness(snap, target, reached))
+    if timed_out:
+        out["completeness"] = "lower_bound"
+        out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
+    if cut:
+        out["truncated"] = cut
+    return out
+
+
+SCOPE_TEXT = (
+    "unresolved call strings whose called name equals the target's name, held by symbols in the target's file, "
+    "in files importing that file (or its package __init__), or among the callers found"
+)
+
+
+def completeness(snap: Snapshot, target: Sym, reached: list[Reached]) -> dict[str, Any]:
+    """`complete`, or `lower_bound` with the unresolved references in scope that could hide more callers."""
+    scope_files = {target.path}
+    package_init = _package_init(target.path)
+    for path in (target.path, package_init):
+        if path:
+            scope_files.update(i.other for i in snap.imports_in.get(path, ()))
+    callers = {r.sym.id for r in reached}
+    in_scope: list[tuple[str, str]] = []
+    elsewhere = 0
+    for sid, raw in snap.unresolved_by_tail.get(target.name, ()):
+        sym = snap.by_id.get(sid)
+        if sym is None or sid == target.id:
+            continue
+        if sid in callers or sym.path in scope_files:
+            in_scope.append((sym.key, raw))
+        else:
+            elsewhere += 1
+    in_scope.sort()
+    out: dict[str, Any] = {"completeness": "complete" if not in_scope else "lower_bound", "unresolvedInScope": len(in_scope)}
+    if in_scope:
+        out["unresolvedExamples"] = [{"in": k, "call": raw} for k, raw in in_scope[:5]]
+    out["unresolvedOutOfScope"] = elsewhere
+    out["scope"] = SCOPE_TEXT
+    return out
+
+
+def _package_init(path: str) -> str | None:
+    head, _, _ = path.rpartition("/")
+    init = f"{head}/__init__.py" if head else "__init__.py"
+    return None if init == path else init
+
+
+# -- context ------------------------------------------------------------------------------------------
+
+
+def context(req: Req, sym: Sym) -> dict[str, Any]:
+    snap = req.snap
+    depth = int(req.args.get("depth", 1))
+    budget = int(req.args.get("budget", 1500))
+    items: list[tuple[float, dict[str, Any]]] = []
+
+    def add(score: float, row: dict[str, Any], why: str, relation: str) -> None:
+        items.append((score, {"relation": relation, "why": why, **row}))
+
+    for fact in attached_memory(req, sym):
+        status = fact.get("status", "current")
+        add(1.0 if status == "current" else 0.6, {"memory": fact}, f"memory attached to this symbol ({status})", "memory")
+    if sym.parent and sym.parent in snap.by_id:
+        add(0.95, snap.by_id[sym.parent].ref(), "container of this symbol", "container")
+    else:
+        add(0.95, file_ref(snap, sym.path), "file containing this symbol", "container")
+    timed_out = False
+    for incoming, relation in ((True, "caller"), (False, "callee")):
+        reached, cut = walk_calls(snap, sym, depth, incoming, req.clock)
+        timed_out |= cut
+        for r in reached:
+            score = (0.9 if r.depth == 1 else 0.6 / (r.depth - 1)) * r.confidence
+            why = f"{relation} at depth {r.depth} ({r.edge.resolution}, {r.confidence:.2f})"
+            row = reached_row(snap, r, sym)
+            if r.depth == 1:
+                row.pop("callPath")
+            add(score, row, why, relation)
+    for cid in snap.children.get(sym.id, ()):
+        member = snap.by_id.get(cid)
+        if member is not None:
+            add(0.7, member.ref(), f"member of this {sym.kind}", "member")
+    for imp in snap.imports_out.get(sym.path, ()):
+        add(
+            0.4 * imp.confidence,
+            {**file_ref(snap, imp.other), "specifier": imp.specifier},
+            f"imported by this symbol's file ({imp.resolution}, {imp.confidence:.2f})",
+            "import",
+        )
+    ranked = [row for _, row in sorted(items, key=lambda t: (-t[0], _row_key(t[1])))]
+    offset = req.offset()
+    shown, used = paging.budget_cut(ranked, offset, budget)
+    head = show_head(req, sym)
+    out: dict[str, Any] = {
+        "symbol": head,
+        "depth": depth,
+        "items": shown,
+        "total": len(ranked),
+        "budget": {"tokens": budget, "used": used, "note": paging.TOKEN_NOTE},
+    }
+    end = offset + len(shown)
+    if end < len(ranked):
+        left = ranked[end:]
+        out["truncated"] = {
+            "bound": "budget",
+            "shown": len(shown),
+            "remaining": len(left),
+            "remainingByRelation": _count_by(left, "relation"),
+            "cursor": paging.make_cursor(req.op, req.args, req.version, end),
+        }
+    if timed_out:
+        out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
+    return out
+
+
+def show_head(req: Req, sym: Sym) -> dict[str, Any]:
+    doc = req.conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.doc", {"id": sym.id}) or ""
+    return {**sym.ref(), "qualifiedName": sym.qname, "signature": sym.signature, "endLine": sym.end, "doc": doc}
+
+
+def _row_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row.get("relation", ""), row.get("key") or row.get("path") or str(row.get("memory", {}).get("id", "")))
+
+
+def _count_by(rows: Iterable[dict[str, Any]], field_name: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for row in rows:
+        out[row[field_name]] = out.get(row[field_name], 0) + 1
+    return dict(sorted(out.items()))
+
+
+# -- neighbors ----------------------------------------------------------------------------------------
+
+EDGE_KINDS = ("calls", "contains", "inherits", "imports")
+
+
+def neighbors(req: Req, start: str) -> dict[str, Any]:
+    """BFS from a symbol id or `file:PATH`, over the chosen edge kinds, in the chosen direction."""
+    snap = req.snap
+    direction = req.args.get("direction", "both")
+    depth = int(req.args.get("depth", 1))
+    kinds = set(req.args.get("edgeKinds") or EDGE_KINDS)
+    bad = kinds - set(EDGE_KINDS)
+    if bad:
+        raise BadRequest(f"unknown edge kinds {sorted(bad)}", hint=f"choose from {', '.join(EDGE_KINDS)}")
+    limit = int(req.args.get("limit", 100))
+    seen = {start}
+    frontier = [start]
+    rows: list[dict[str, Any]] = []
+    timed_out = False
+    for d in range(1, depth + 1):
+        nxt: list[str] = []
+        for node in frontier:
+            for other, kind, dir_, props in _adjacent(snap, node, direction, kinds):
+                if other in seen:
+                    continue
+                seen.add(other)
+                nxt.append(other)
+                rows.append({**_node_ref(snap, other), "depth": d, "edge": {"kind": kind, "direction": dir_,
+                             "from": _node_name(snap, node), **props}})  # fmt: skip
+            if req.clock.over():
+                timed_out = True
+                break
+        frontier = nxt
+        if not frontier or timed_out:
+            break
+    rows.sort(key=lambda r: (r["depth"], r["edge"]["kind"], r["edge"]["direction"], r.get("key") or r["path"]))
+    shown, cut = req.page(rows, limit, total=len(rows))
+    out: dict[str, Any] = {
+        "node": _node_ref(snap, start),
+        "direction": direction,
+        "depth": depth,
+        "edgeKinds": sorted(kinds),
+        "total": len(rows),
+        "neighbors": shown,
+    }
+    if cut:
+        out["truncated"] = cut
+    if timed_out:
+        out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
+    return out
+
+
+def _node_ref(snap: Snapshot, node: str) -> dict[str, Any]:
+    if node.startswith("file:"):
+        return file_ref(snap, node[5:])
+    return snap.by_id[node].ref()
+
+
+def _node_name(snap: Snapshot, node: str) -> str:
+    return node[5:] if node.startswith("file:") else snap.by_id[node].key
+
+
+def _adjacent(snap: Snapshot, node: str, direction: str, kinds: set[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    out: list[tuple[str, str, str, dict[str, Any]]] = []
+    want_out = direction in ("out", "both")
+    want_in = direction in ("in", "both")
+    if node.startswith("file:"):
+        path = node[5:]
+        if "contains" in kinds and want_out:
+            top = sorted((snap.by_id[s] for s in snap.by_file.get(path, ()) if snap.by_id[s].parent is None), key=lambda s: s.key)
+            out += [(s.id, "contains", "out", {}) for s in top]
+        if "imports" in kinds:
+            if want_out:
+                out += [(f"file:{i.other}", "imports", "out", _imp_props(i)) for i in snap.imports_out.get(path, ())]
+            if want_in:
+                out += [(f"file:{i.other}", "imports", "in", _imp_props(i)) for i in snap.imports_in.get(path, ())]
+        return out
+    sym = snap.by_id[node]
+    if "contains" in kinds:
+        if want_in:
+            parent = sym.parent if sym.parent in snap.by_id else None
+            out.append((parent or f"file:{sym.path}", "contains", "in", {}))
+        if want_out:
+            out += [(c, "contains", "out", {}) for c in snap.children.get(node, ()) if c in snap.by_id]
+    for kind, fwd, back in (("calls", snap.calls_out, snap.calls_in), ("inherits", snap.inherits_out, snap.inherits_in)):
+        if kind not in kinds:
+            continue
+        if want_out:
+            out += [(e.other, kind, "out", _edge_ref(snap, e)) for e in fwd.get(node, ())]
+        if want_in:
+            out += [(e.other, kind, "in", _edge_ref(snap, e)) for e in back.get(node, ())]
+    return out
+
+
+def _imp_props(imp: Any) -> dict[str, Any]:
+    return {"specifier": imp.specifier, "line": imp.line, "resolution": imp.resolution, "confidence": round(imp.confidence, 4)}
+
+
+# -- paths --------------------------------------------------------------------------------------------
+
+MAX_EXPANSIONS = 200_000
+
+
+def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
+    """Simple paths between two symbols over POSSIBLY_CALLS taken either way, shortest first.
+
+    Each hop says `out` (the left symbol calls the right one) or `in` (the right one calls the left).
+    Order: length, then fewer direction changes, then higher confidence, then the keys along the path.
+    """
+    snap = req.snap
+    max_depth = int(req.args.get("maxDepth", 4))
+    max_paths = int(req.args.get("maxPaths", 5))
+    offset = req.offset()
+    want = offset + max_paths + 1
+    dist = _undirected_dist(snap, dst, max_depth)
+    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    budget = {"n": 0}
+    cut_reason = None
+    if src.id in dist:
+        for length in range(max(1, dist[src.id]), max_depth + 1):
+            batch: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+            _enumerate(snap, src, dst, length, dist, [src.id], [], batch, budget, req.clock)
+            batch.sort(key=lambda t: t[0])
+            found += batch
+            if budget["n"] >= MAX_EXPANSIONS:
+                cut_reason = "expansions"
+                break
+            if req.clock.over():
+                cut_reason = "time"
+                break
+            if len(found) >= want:
+                break
+    rows = [row for _, row in found]
+    shown, cut = req.page(rows, max_paths, total=None, more=len(rows) > offset + max_paths)
+    out: dict[str, Any] = {
+        "from": src.ref(),
+        "to": dst.ref(),
+        "maxDepth": max_depth,
+        "paths": shown,
+        "shortest": dist.get(src.id),
+    }
+    if cut:
+        cut["bound"] = "maxPaths"
+        out["truncated"] = cut
+    if cut_reason:
+        out["searchBound"] = {"bound": cut_reason, "note": "longer or later paths were not enumerated"}
+    if not shown and offset == 0:
+        out["none"] = f"no path of at most {max_depth} call hops (either direction) between them"
+    return out
+
+
+def _undirected_dist(snap: Snapshot, dst: Sym, max_depth: int) -> dict[str, int]:
+    dist = {dst.id: 0}
+    frontier = [dst.id]
+    for d in range(1, max_depth + 1):
+        nxt = []
+        for node in frontier:
+            for adj in (snap.calls_out, snap.calls_in):
+                for e in adj.get(node, ()):
+                    if e.other not in dist:
+                        dist[e.other] = d
+                        nxt.append(e.other)
+        frontier = nxt
+        if not frontier:
+            break
+    return dist
+
+
+def _enumerate(
+    snap: Snapshot, node: Sym, dst: Sym, left: int, dist: dict[str, int], path: list[str], hops: list[dict[str, Any]],
+    out: list[tuple[tuple[Any, ...], dict[str, Any]]], budget: dict[str, int], clock: paging.Clock,
+) -> None:
+    if node.id == dst.id:
+        if left == 0:
+            conf = 1.0
+            for h in hops:
+                conf *= h["confidence"]
+            turns = sum(1 for a, b in zip(hops, hops[1:], strict=False) if a["direction"] != b["direction"])
+            keys = [snap.by_id[i].key for i in path]
+            row = {"length": len(hops), "confidence": round(conf, 4), "nodes": keys, "hops": list(hops)}
+            out.append(((turns, -conf, keys), row))
+        return
+    if left == 0 or budget["n"] >= MAX_EXPANSIONS or (budget["n"] & 1023 == 0 and clock.over()):
+        return
+    budget["n"] += 1
+    steps: dict[str, tuple[str, Edge]] = {}
+    for direction, adj in (("out", snap.calls_out), ("in", snap.calls_in)):
+        for e in adj.get(node.id, ()):
+            if e.other in path or dist.get(e.other, 1 << 30) > left - 1 or e.other in steps:
+                continue
+            steps[e.other] = (direction, e)
+    for other_id in sorted(steps, key=lambda i: snap.by_id[i].key):
+        direction, e = steps[other_id]
+        other = snap.by_id[other_id]
+        hop = {"from": node.key, "to": other.key, "direction": direction, "resolution": e.resolution,
+               "confidence": round(e.confidence, 4)}  # fmt: skip
+        path.append(other_id)
+        hops.append(hop)
+        _enumerate(snap, other, dst, left - 1, dist, path, hops, out, budget, clock)
+        path.pop()
+        hops.pop()
+
+
+# -- imports ------------------------------------------------------------------------------------------
+
+
+def imports(req: Req, rel: str, incoming: bool) -> dict[str, Any]:
+    snap = req.snap
+    lst = (snap.imports_in if incoming else snap.imports_out).get(rel, [])
+    rows = [{**file_ref(snap, i.other), **_imp_props(i)} for i in lst]
+    rows.sort(key=lambda r: (r["path"], r["line"]))
+    limit = int(req.args.get("limit", 100))
+    shown, cut = req.page(rows, limit, total=len(rows))
+    out: dict[str, Any] = {"file": rel, "direction": "importers" if incoming else "imports", "total": len(rows), "files": shown}
+    if cut:
+        out["truncated"] = cut
+    return out
+
+
+def sym_arg(req: Req, arg: str) -> Sym:
+    return resolve_symbol(req.snap, arg)
+
+
+def node_arg(req: Req, arg: str) -> str:
+    """A neighbors start: a file path (when it names an indexed file) or a symbol argument."""
+    if "/" in arg or arg.endswith((".py", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")):
+        try:
+            rel = confine(req.repo, arg)
+        except Forbidden:
+            raise
+        if rel in req.snap.files:
+            return f"file:{rel}"
+    return resolve_symbol(req.snap, arg).id
+
+
+def kinds_sorted(syms: Iterable[Sym]) -> list[Sym]:
+    return sorted(syms, key=lambda s: (kind_rank(s.kind), s.key))

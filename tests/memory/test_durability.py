@@ -1,0 +1,125 @@
+"""Memory is user data: kill -9 after an acknowledged write, a lost database, a schema change, a forget,
+and an export-import round trip never lose (or resurrect) it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import DaemonProcess
+from tests.memory.conftest import register
+
+
+def _memory(c: Any, scope: dict[str, str]) -> list[dict[str, Any]]:
+    recs = c.request("memory.export", scope)["records"]
+    return sorted(
+        ({k: v for k, v in r.items() if k not in ("usedCount", "lastUsedAt", "status")} for r in recs),
+        key=lambda r: r["id"],
+    )
+
+
+def _write_some(c: Any, scope: dict[str, str]) -> None:
+    c.request("session.start", {**scope, "title": "durable"})
+    t = c.request("turn", {**scope, "text": "the flaky test depends on wall-clock time"})["turn"]
+    c.request("remember", {**scope, "text": "freeze time in test_scheduler", "evidence": [t]})
+    c.request("procedure", {**scope, "title": "deflake", "steps": ["freeze time", "rerun 50x"], "files": ["pkg/mod.py"]})
+    c.request("handoff.write", {**scope, "done": "found the flake", "next": "freeze time", "evidence": [t]})
+
+
+def test_kill9_right_after_an_acknowledged_write(daemon: DaemonProcess, repo: Path) -> None:
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        _write_some(c, scope)
+        last = c.request("remember", {**scope, "text": "acknowledged just before the crash"})
+    daemon.kill9()
+    daemon.start()
+    with daemon.client() as c:
+        items = c.request("recall", {**scope, "query": "acknowledged crash"})["items"]
+        assert [i["id"] for i in items] == [last["id"]]
+        assert len(_memory(c, scope)) == 6
+        nxt = c.request("turn", {**scope, "text": "after the restart"})
+        assert nxt["ordinal"] == 2
+
+
+def test_a_lost_database_is_rebuilt_from_the_journal_without_resurrecting_forgotten_memory(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        _write_some(c, scope)
+        gone = c.request("remember", {**scope, "text": "a note to forget"})["id"]
+        assert c.request("memory.forget", {**scope, "ids": [gone]})["deleted"] == 1
+        c.request("recall", {**scope, "query": "freeze time"})
+        before = _memory(c, scope)
+    daemon.kill9()
+    # What the daemon does with a database it cannot open: move it aside and start fresh.
+    db = daemon.dirs.db
+    for suffix in ("", ".wal", ".shadow"):
+        p = Path(str(db) + suffix)
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    daemon.start()
+    with daemon.client() as c:
+        assert c.request("status", scope)["memory"]["replayed"] > 0
+        register(c, repo, "alice")  # the code graph and the registry are derived: index again
+        assert _memory(c, scope) == before
+        assert c.request("recall", {**scope, "query": "note forget"})["items"] == []
+        assert c.request("handoff.read", scope)["handoff"]["done"] == "found the flake"
+
+
+def test_schema_changes_keep_memory(daemon: DaemonProcess, repo: Path) -> None:
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        _write_some(c, scope)
+        before = _memory(c, scope)
+    daemon.stop()
+    from nexusd.store import Store
+
+    store = Store(daemon.dirs.db, buffer_pool_mb=64)
+    try:
+        store.meta_set("schema.memory", "0")  # as if an older memory schema were on disk
+        store.meta_set("schema.code", "0")
+    finally:
+        store.close()
+    daemon.start()
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        assert _memory(c, scope) == before
+        assert c.request("status", scope)["memory"]["replayed"] > 0
+
+
+def test_export_import_round_trip(shared_daemon_env: DaemonProcess, repo: Path, tmp_path: Path) -> None:
+    daemon = shared_daemon_env
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        _write_some(c, scope)
+    out = tmp_path / "memory.jsonl"
+    r = daemon.cli("--user", "alice", "-C", str(repo), "memory", "export", "-o", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    with daemon.client() as c:
+        before = _memory(c, scope)
+        assert len(out.read_text().splitlines()) == len(before) == 5
+        assert c.request("memory.forget", {**scope, "all": True})["deleted"] == 5
+        assert _memory(c, scope) == []
+    r = daemon.cli("--user", "alice", "-C", str(repo), "memory", "import", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    with daemon.client() as c:
+        assert _memory(c, scope) == before
+        # Importing again changes nothing.
+        again = daemon.cli("--user", "alice", "-C", str(repo), "memory", "import", str(out), "--json")
+        assert again.returncode == 0 and '"imported": 0' in again.stdout
+        assert _memory(c, scope) == before
+        assert c.request("handoff.read", scope)["handoff"]["evidenceTurns"][0]["ordinal"] == 1
+        # Another user importing alice's export gets copies of their own, re-keyed; alice's are untouched.
+        bob = {"user": "bob", "repo": str(repo)}
+        records = c.request("memory.export", scope)["records"]
+        assert c.request("memory.import", {**bob, "records": records})["imported"] == 5
+        assert not {r["id"] for r in c.request("memory.export", bob)["records"]} & {r["id"] for r in records}
+        assert [r["userId"] for r in c.request("memory.export", scope)["records"]] == ["alice"] * 5
