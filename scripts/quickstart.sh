@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to an answer: install NEXUS into .venv, start the daemon (embedded Kuzu,
 # no server to set up), index a repository (default: this one) and ask the graph a question about it.
-#   scripts/quickstart.sh [REPO_PATH]
+#   scripts/quickstart.sh [REPO_PATH [SYMBOL]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-REPO=${1:-$PWD}
+REPO=$(cd "${1:-$PWD}" && pwd)
+SYMBOL=${2:-}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
@@ -14,5 +15,21 @@ fi
 NEXUS=.venv/bin/nexus
 echo "== starting the daemon"
 $NEXUS daemon start
+echo "== indexing $REPO"
+$NEXUS index "$REPO"
 echo "== status"
 $NEXUS -C "$REPO" status
+if [ -z "$SYMBOL" ] && [ "$REPO" = "$PWD" ]; then
+  SYMBOL=run_sync
+fi
+if [ -n "$SYMBOL" ]; then
+  echo "== who calls $SYMBOL within 3 hops, and how sure are we?"
+  $NEXUS -C "$REPO" impact "$SYMBOL"
+  echo "== its neighbourhood"
+  $NEXUS -C "$REPO" context "$SYMBOL" --budget 600
+else
+  echo "== where is main?"
+  $NEXUS -C "$REPO" locate main --limit 5
+fi
+echo
+echo "Next: \`$NEXUS --help\`; the daemon keeps running and follows your edits (\`$NEXUS daemon stop\` stops it)."

@@ -23,9 +23,20 @@ def render_status(r: dict[str, Any]) -> str:
         for key in ("availability", "lastBuild", "freshness", "next"):
             if key in repo:
                 lines.append(f"  {key:12} {repo[key]}")
-        for key in ("files", "symbols", "edges", "diagnostics", "graphVersion"):
+        for key in ("files", "symbols", "graphVersion", "unresolvedReferences"):
             if key in repo:
                 lines.append(f"  {key:12} {repo[key]}")
+        edges = repo.get("edges") or {}
+        calls = edges.get("calls") or {}
+        if edges:
+            by = ", ".join(f"{k} {v}" for k, v in calls.items())
+            lines.append(f"  {'calls':12} {sum(calls.values())} ({by})")
+            lines.append(f"  {'imports':12} {edges.get('imports', 0)}")
+        diags = repo.get("diagnostics") or []
+        if diags:
+            lines.append(f"  {'diagnostics':12} {repo.get('filesWithDiagnostics', len(diags))} files")
+            for d in diags[:5]:
+                lines.append(f"    {d['path']}:{d.get('line', 0)} {d['code']}: {d['message']}")
     return "\n".join(lines)
 
 
