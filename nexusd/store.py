@@ -43,6 +43,7 @@ class Conn:
         self._timeout_ms = timeout_ms
         self._conn = self._open()
         self.in_transaction = False
+        self._copied = False
 
     def _open(self) -> kuzu.Connection:
         conn = kuzu.Connection(self._store.db)
@@ -95,9 +96,16 @@ class Conn:
             self._discard()
             raise StoreError(f"could not begin a transaction: {exc}") from exc
         self.in_transaction = True
+        self._copied = False
         try:
             yield self
-            self._conn.execute("COMMIT")
+            # A COPY inside a transaction defers its checkpoint to COMMIT, which then waits for every open
+            # read transaction: hold reads back for the COMMIT too (see _copy).
+            with self._store.exclusive() if self._copied else nullcontext():
+                try:
+                    self._conn.execute("COMMIT")
+                except RuntimeError as exc:
+                    raise TransactionAborted(f"commit failed: {exc}") from exc
             self.in_transaction = False
         except BaseException:
             try:
@@ -124,6 +132,7 @@ class Conn:
         Large sets go through a CSV file; small ones through `COPY ... FROM (UNWIND $rows ...)`."""
         if not rows:
             return 0
+        self._copied = True
         with self._store.exclusive():
             if len(rows) >= COPY_VIA_CSV:
                 extra = f", from='{rel[0]}', to='{rel[1]}'" if rel else ""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BadRequest, Forbidden, NotFound
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
+from ..store import StoreError
 from ..sync import graphwrite
 from ..sync.indexer import RepoSync, SyncReport, build_summary
 from ..sync.parsepool import ParsePool
@@ -63,11 +64,22 @@ def run_sync(
     """Sync one repository on the writer thread and record the outcome on its Repository node."""
     eng = engine(daemon, repo)
     try:
-        report = eng.sync(conn, progress, paths=paths, full=full)
+        try:
+            report = eng.sync(conn, progress, paths=paths, full=full)
+        except StoreError as exc:
+            if "checkpoint" not in str(exc).lower():
+                raise
+            # A COPY's forced checkpoint timed out on a read transaction we could not hold back; the
+            # batch rolled back whole, so running it again is safe.
+            log.warning("sync of %s: %s; retrying once", repo.root, exc)
+            eng.index, eng.resolutions = None, {}
+            eng.facts.clear()
+            report = eng.sync(conn, progress, paths=paths, full=full)
     except Exception as exc:
         log.exception("sync of %s failed", repo.root)
         eng.index = None  # the in-memory table may be ahead of the graph: rebuild it next time
         eng.facts.clear()
+        eng.resolutions.clear()
         summary = build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}")
         conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
         repo.last_build = json.loads(summary)
@@ -79,11 +91,15 @@ def run_sync(
             _record(conn, repo, report)
         return report
     _record(conn, repo, report)
+    import time
+
+    t0 = time.perf_counter()
     for listener in GRAPH_LISTENERS:
         try:
             listener(daemon, repo, report, conn)
         except Exception:  # a listener must never fail a committed sync
             log.exception("graph listener failed")
+    report.seconds["listeners"] = time.perf_counter() - t0
     return report
 
 
@@ -339,9 +355,20 @@ GRAPH_LISTENERS.append(_relink_memory)
 
 
 def start(daemon: Daemon) -> None:
+    reg = registry(daemon)
+    reg.sidecar = daemon.dirs.data / "repos.json"
     conn = daemon.store.connect()
     try:
-        registry(daemon).load(conn)
+        reg.load(conn)
+        # A database moved aside (or lost) took its Repository nodes with it: re-register what the sidecar
+        # remembers, so the catch-up below rebuilds those code graphs from the files (memory comes back from the
+        # journal on its own).
+        if daemon.recovery is not None or not reg.all():
+            for entry in reg.saved():
+                if reg.get(str(entry.get("id"))) is None and os.path.isdir(entry["root"]):
+                    register(conn, daemon, entry["root"], str(entry.get("userId") or ""))
+                    log.warning("re-registered %s after the database was lost; rebuilding its graph", entry["root"])
+        reg.save()  # databases from before the sidecar existed get one now
     finally:
         conn.close()
     if os.environ.get("NEXUS_NO_WATCH") != "1":
@@ -349,8 +376,10 @@ def start(daemon: Daemon) -> None:
     for repo in registry(daemon).all():
         watch_repo(daemon, repo)
     # Catch up with changes made while the daemon was down (and rebuild graphs a schema change dropped).
+    # After an unclean stop every code graph is rebuilt: WAL replay after kill -9 was seen to drop a committed
+    # CONTAINS edge (Kuzu 0.11.3), and the code layer is derived, so a rebuild is the cheap way to be sure.
     for repo in registry(daemon).all():
-        full = repo.indexed_at is None
+        full = repo.indexed_at is None or bool(getattr(daemon, "unclean_stop", False))
         daemon.server.submit_internal(lambda c, r=repo, f=full: run_sync(daemon, c, r, full=f))
 
 

@@ -189,6 +189,16 @@ class RepoIndex:
         self._touch(path)
         return {n for n, _ in _provided(old)} | _module_names(path)
 
+    def preview_names(self, facts: FileFacts | None, path: str) -> set[str]:
+        """The names `set_file(facts)` (or `remove_file(path)` when facts is None) would report, without
+        changing anything: sync uses it to learn which files a change affects while their *old* resolution
+        can still be computed, so it writes only the difference."""
+        old = self.tables.get(path)
+        if facts is None:
+            return ({n for n, _ in _provided(old)} | _module_names(path)) if old is not None else set()
+        names = {n for n, _ in _provided(old) ^ _provided(FileTable(facts))}
+        return names | _module_names(path) if old is None else names
+
     def files_referencing(self, names: set[str]) -> set[str]:
         out: set[str] = set()
         for name in names:

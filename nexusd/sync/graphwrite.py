@@ -325,3 +325,169 @@ def chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
             buf = []
     if buf:
         yield buf
+
+
+# -- the small-batch path ------------------------------------------------------------------------------
+
+# Above this many rows to create or change, per-row statements cost more than a COPY (and its checkpoint).
+DIFF_MAX_ROWS = 1_500
+
+_SET_SYMBOL = (
+    "MATCH (s:Symbol {id: $c0}) SET s.key = $c3, s.name = $c4, s.qualifiedName = $c5, s.kind = $c6, "
+    "s.signature = $c7, s.startLine = $c8, s.endLine = $c9, s.doc = $c10, s.searchText = $c11, "
+    "s.contentHash = $c12, s.exported = $c13, s.unresolved = $c14, s.unresolvedCount = $c15"
+)
+_SYMBOL_PROPS = ", ".join(f"{col}: r.c{i}" for i, col in enumerate(SYMBOL_COLS))
+_FILE_PROPS = ", ".join(f"{col}: $c{i}" for i, col in enumerate(FILE_COLS))
+
+
+@dataclass
+class Diff:
+    """What a small batch changes, computed from the old and new facts and resolutions in memory."""
+
+    create_files: list[tuple[Any, ...]] = field(default_factory=list)
+    update_files: list[tuple[Any, ...]] = field(default_factory=list)
+    delete_files: list[str] = field(default_factory=list)  # file ids
+    delete_symbols: list[str] = field(default_factory=list)
+    # parent id -> (parent label, [(ordinal, symbol row)]), parents before children
+    create_symbols: dict[str, tuple[str, list[tuple[int, tuple[Any, ...]]]]] = field(default_factory=dict)
+    update_symbols: list[tuple[Any, ...]] = field(default_factory=list)
+    delete_calls: list[tuple[str, str]] = field(default_factory=list)
+    create_calls: list[tuple[Any, ...]] = field(default_factory=list)
+    delete_imports: list[tuple[str, str]] = field(default_factory=list)
+    create_imports: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def rows(self) -> int:
+        return (
+            len(self.create_files) + len(self.update_files) + len(self.delete_files) + len(self.delete_symbols)
+            + sum(len(v[1]) for v in self.create_symbols.values()) + len(self.update_symbols)
+            + len(self.delete_calls) + len(self.create_calls) + len(self.delete_imports) + len(self.create_imports)
+        )  # fmt: skip
+
+
+def _symbol_table(repo: str, facts: FileFacts | None, res: FileResolution | None) -> dict[str, tuple[Any, ...]]:
+    if facts is None:
+        return {}
+    return {row[0]: row for row in symbol_rows(repo, facts, res.unresolved if res else {})}
+
+
+def _parents(repo: str, facts: FileFacts) -> dict[str, tuple[str, str, int]]:
+    """symbol id -> (parent label, parent id, ordinal)."""
+    top, nested = contains_rows(repo, facts)
+    out = {row[1]: ("File", row[0], row[2]) for row in top}
+    out.update({row[1]: ("Symbol", row[0], row[2]) for row in nested})
+    return out
+
+
+def compute_diff(
+    batch: Batch,
+    old_facts: dict[str, FileFacts | None],
+    old_res: dict[str, FileResolution | None],
+) -> Diff:
+    """The difference between the graph as last written (old facts/resolutions) and the batch."""
+    repo = batch.repo_id
+    diff = Diff()
+    gone_symbols: set[str] = set()
+    for path in sorted(batch.deleted):
+        diff.delete_files.append(file_id(repo, path))
+        gone_symbols |= set(_symbol_table(repo, old_facts.get(path), old_res.get(path)))
+    for path in sorted(set(batch.changed) | set(batch.resolutions)):
+        facts = batch.changed.get(path) or batch.facts.get(path)
+        if facts is None:
+            continue
+        res = batch.resolutions.get(path)
+        if path in batch.changed:
+            row = file_row(repo, facts, batch.stats.get(path, FileStat()))
+            (diff.create_files if path in batch.new_paths else diff.update_files).append(row)
+        old = _symbol_table(repo, old_facts.get(path), old_res.get(path))
+        new = _symbol_table(repo, facts, res)
+        gone_symbols |= set(old) - set(new)
+        parents = _parents(repo, facts)
+        order = sorted(set(new) - set(old), key=lambda sid: (new[sid][5].count("."), parents[sid][2]))
+        for sid in order:
+            label, pid, ordinal = parents[sid]
+            diff.create_symbols.setdefault(pid, (label, []))[1].append((ordinal, new[sid]))
+        diff.update_symbols.extend(new[sid] for sid in sorted(set(new) & set(old)) if new[sid] != old[sid])
+        # Edges out of this file, old vs new.
+        before = old_res.get(path)
+        old_imp, old_calls = edge_rows(repo, before) if before is not None else ([], [])
+        new_imp, new_calls = edge_rows(repo, res) if res else ([], [])
+        _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls)
+        _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports)
+    diff.delete_symbols = sorted(gone_symbols)
+    return diff
+
+
+def _diff_edges(
+    old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], gone: set[str],
+    deletes: list[tuple[str, str]], creates: list[tuple[Any, ...]],
+) -> None:  # fmt: skip
+    old_by = {(r[0], r[1]): r for r in old}
+    new_by = {(r[0], r[1]): r for r in new}
+    for key, row in old_by.items():
+        if new_by.get(key) != row and key[0] not in gone and key[1] not in gone:
+            deletes.append(key)  # (edges touching a deleted symbol go with it)
+    for key, row in new_by.items():
+        if old_by.get(key) != row:
+            creates.append(row)
+
+
+def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
+    """Apply a small batch with plain statements: no COPY, so no checkpoint and no pause for readers."""
+    repo = batch.repo_id
+    created = 0
+    with conn.transaction():
+        for sid in diff.delete_symbols:
+            conn.execute("MATCH (s:Symbol {id: $id}) DETACH DELETE s", {"id": sid})
+        for fid in diff.delete_files:
+            conn.execute("MATCH (f:File {id: $id}) DETACH DELETE f", {"id": fid})
+        for src, dst in diff.delete_calls:
+            conn.execute(
+                "MATCH (a:Symbol {id: $a})-[e:POSSIBLY_CALLS]->(b:Symbol {id: $b}) DELETE e", {"a": src, "b": dst}
+            )
+        for src, dst in diff.delete_imports:
+            conn.execute("MATCH (a:File {id: $a})-[e:IMPORTS]->(b:File {id: $b}) DELETE e", {"a": src, "b": dst})
+        for row in diff.create_files:
+            conn.execute(
+                f"MATCH (r:Repository {{id: $repo}}) CREATE (r)-[:HAS_FILE]->(:File {{{_FILE_PROPS}}})",
+                {"repo": repo, **{f"c{i}": v for i, v in enumerate(row)}},
+            )
+        for row in diff.update_files:
+            conn.execute(
+                "MATCH (f:File {id: $c0}) SET f.hash = $c3, f.language = $c4, f.role = $c5, f.lineCount = $c6, "
+                "f.size = $c7, f.mtimeNs = $c8, f.diagnostics = $c9",
+                {f"c{i}": v for i, v in enumerate(row) if i not in (1, 2)},  # Kuzu refuses unused parameters
+            )
+        for path, st in batch.touched.items():
+            conn.execute(
+                "MATCH (f:File {id: $id}) SET f.size = $size, f.mtimeNs = $mtime",
+                {"id": file_id(repo, path), "size": st.size, "mtime": st.mtime_ns},
+            )
+        for pid, (label, items) in diff.create_symbols.items():
+            rows = [{"o": o, **{f"c{i}": v for i, v in enumerate(row)}} for o, row in items]
+            conn.execute(
+                f"MATCH (p:{label} {{id: $pid}}) UNWIND $rows AS r "
+                f"CREATE (p)-[:CONTAINS {{ordinal: r.o}}]->(:Symbol {{{_SYMBOL_PROPS}}})",
+                {"pid": pid, "rows": rows},
+            )
+            created += len(rows)
+        for row in diff.update_symbols:
+            conn.execute(_SET_SYMBOL, {f"c{i}": v for i, v in enumerate(row) if i not in (1, 2)})
+        for row in diff.create_calls:
+            conn.execute(
+                "MATCH (a:Symbol {id: $a}), (b:Symbol {id: $b}) "
+                "CREATE (a)-[:POSSIBLY_CALLS {line: $line, resolution: $res, confidence: $conf}]->(b)",
+                {"a": row[0], "b": row[1], "line": row[2], "res": row[3], "conf": row[4]},
+            )
+        for row in diff.create_imports:
+            conn.execute(
+                "MATCH (a:File {id: $a}), (b:File {id: $b}) CREATE (a)-[:IMPORTS {specifier: $spec, line: $line, "
+                "resolution: $res, confidence: $conf}]->(b)",
+                {"a": row[0], "b": row[1], "spec": row[2], "line": row[3], "res": row[4], "conf": row[5]},
+            )
+    return {
+        "files": len(diff.create_files) + len(diff.update_files), "deleted": len(diff.delete_files),
+        "symbols": created, "symbolsUpdated": len(diff.update_symbols), "symbolsDeleted": len(diff.delete_symbols),
+        "calls": len(diff.create_calls), "callsDeleted": len(diff.delete_calls),
+        "imports": len(diff.create_imports), "importsDeleted": len(diff.delete_imports), "diffPath": 1,
+    }  # fmt: skip

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..parse.facts import FileFacts
-from ..resolve.base import RepoIndex
+from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
 from . import graphwrite
 from .graphwrite import Batch, FileStat
@@ -97,7 +97,7 @@ class FactsCache:
         return facts
 
     def put(self, facts: FileFacts) -> None:
-        if not facts.hash:
+        if not facts.hash or facts.hash.startswith("skipped:"):
             return
         target = self._path(facts.hash)
         try:
@@ -121,6 +121,8 @@ class RepoSync:
         self._pool = pool
         self.index: RepoIndex | None = None
         self.facts: dict[str, FileFacts] = {}
+        # The resolution last written per file: with the facts, what the graph holds, so edits write diffs.
+        self.resolutions: dict[str, FileResolution] = {}
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -167,6 +169,26 @@ class RepoSync:
 
         t2 = time.perf_counter()
         index = self._ensure_index(conn, progress, skip=set(changed) | deleted)
+        # Before the table changes: the old facts and resolutions of every file this batch can touch, so a
+        # small batch writes only the difference (see graphwrite.write_diff).
+        old_facts: dict[str, FileFacts | None] = {}
+        old_res: dict[str, FileResolution | None] = {}
+        diffable = not cold
+        if diffable:
+            preview: set[str] = set()
+            for path, facts in changed.items():
+                preview |= index.preview_names(facts, path)
+            for path in deleted:
+                preview |= index.preview_names(None, path)
+            touched_paths = set(changed) | deleted | (index.files_referencing(preview) - deleted)
+            for path in touched_paths:
+                if path in known and path not in self.facts:
+                    diffable = False  # its old facts are not cached: replace it wholesale instead
+                    break
+                old_facts[path] = self.facts.get(path)
+                old_res[path] = self.resolutions.get(path) or (
+                    index.resolve_file(path) if path in self.facts else None
+                )
         names: set[str] = set()
         config_changed = False
         for path, facts in changed.items():
@@ -199,10 +221,25 @@ class RepoSync:
 
         t3 = time.perf_counter()
         progress({"phase": "write", "message": f"writing {len(changed)} files"})
-        if cold:
-            report.written = graphwrite.write_cold(conn, batch)
-        else:
-            report.written = graphwrite.write_incremental(conn, batch)
+        diff = None
+        if diffable and set(batch.resolutions) <= set(old_facts) | set(changed):
+            diff = graphwrite.compute_diff(batch, old_facts, old_res)
+            if diff.rows() > graphwrite.DIFF_MAX_ROWS:
+                diff = None
+        try:
+            if cold:
+                report.written = graphwrite.write_cold(conn, batch)
+            elif diff is not None:
+                report.written = graphwrite.write_diff(conn, batch, diff)
+            else:
+                report.written = graphwrite.write_incremental(conn, batch)
+        except Exception:
+            self.resolutions.clear()  # the in-memory view may now be ahead of the graph
+            raise
+        for path, res in batch.resolutions.items():
+            self.resolutions[path] = res
+        for path in deleted:
+            self.resolutions.pop(path, None)
         report.seconds["write"] = time.perf_counter() - t3
         for facts in changed.values():
             self.cache.put(facts)
@@ -274,13 +311,11 @@ class RepoSync:
         known = graphwrite.known_files(conn, self.repo_id)
         missing: list[ParseTask] = []
         for path, (digest, _size, _mtime) in known.items():
-            if path in skip:
-                continue
-            facts = self.cache.get(digest, path)
-            if facts is None:
-                missing.append(ParseTask(path))
-            else:
+            facts = self.cache.get(digest, path)  # for changed files: their *old* facts, by the old hash
+            if facts is not None:
                 self.facts[path] = facts
+            elif path not in skip:
+                missing.append(ParseTask(path))
         if missing:
             progress({"phase": "rebuild-table", "message": f"re-extracting {len(missing)} uncached files"})
             runner = inline(self.root, missing, MAX_FILE_BYTES) if len(missing) <= INLINE_MAX_FILES else self._pool().run(

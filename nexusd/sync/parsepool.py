@@ -84,9 +84,8 @@ def _worker_main(conn: Connection) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    from ..parse.extract import warm
-
-    warm()
+    # Parsers and queries are compiled on first use per language and then kept: warming all eleven
+    # grammars up front costs ~0.7 s that a Python-only repository never needs.
     while True:
         try:
             msg = conn.recv()
@@ -210,6 +209,11 @@ def inline(root: str, tasks: Iterable[ParseTask], max_bytes: int = 2_000_000) ->
         yield process_one(root, task, max_bytes)
 
 
+# Skips that the same bytes will always repeat: their File keeps a marker hash, so the next sync's stat
+# clears them. Other failures (timeout, a dead worker, extract-failed) keep an empty hash and are retried.
+PERMANENT_SKIPS = ("binary", "too-large")
+
+
 def skipped_facts(path: str, reason: str) -> FileFacts:
     """A File with no symbols and a diagnostic: binary, too large, timed out..."""
     from ..parse.languages import classify_role, language_for
@@ -218,7 +222,7 @@ def skipped_facts(path: str, reason: str) -> FileFacts:
         path=path,
         language=language_for(path),
         role=classify_role(path),
-        hash="",
+        hash=f"skipped:{reason}" if reason in PERMANENT_SKIPS else "",
         line_count=0,
         diagnostics=[Diagnostic(path, "warning", reason, f"not indexed: {reason}")],
     )

@@ -53,6 +53,9 @@ class RepoWatch:
     last_event: float = 0.0
     cookies: dict[str, threading.Event] = field(default_factory=dict)
     observer: Any = None
+    # Directories scheduled with their own watch. watchdog gives each watch its own inotify fd and thread, so
+    # events from two watches arrive in no fixed order: the barrier needs a cookie in each of them.
+    watched: list[str] = field(default_factory=list)
     mode: str = "inotify"  # inotify | polling | off
     error: str | None = None
 
@@ -117,9 +120,11 @@ class Watcher:
             observer = Observer()
             # The root alone, then each top-level folder recursively: dependency trees and .git cost no watches.
             observer.schedule(handler, w.root, recursive=False)
+            w.watched = [w.root]
             for entry in sorted(os.scandir(w.root), key=lambda e: e.name):
                 if entry.is_dir(follow_symlinks=False) and w.rules.is_ignored(entry.name, True) is None:
                     observer.schedule(handler, entry.path, recursive=True)
+                    w.watched.append(entry.path)
             observer.start()
             w.observer, w.mode = observer, "inotify"
         except OSError as exc:  # ENOSPC / EMFILE: out of inotify watches or instances
@@ -181,6 +186,7 @@ class Watcher:
                     # A new top-level folder needs a recursive watch of its own.
                     try:
                         w.observer.schedule(_Handler(self, w), abs_path, recursive=True)
+                        w.watched.append(abs_path)
                     except OSError:
                         pass
                 self._mark(w, None)
@@ -275,18 +281,26 @@ class Watcher:
         w = self.get(repo_id)
         if w is None or w.mode != "inotify":
             return False
-        name = f"{COOKIE_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        seen = threading.Event()
-        w.cookies[name] = seen
-        path = Path(w.root) / name
+        # One cookie per watched directory (see RepoWatch.watched): a cookie seen in the root proves nothing about
+        # events still queued in another watch's thread.
+        deadline = time.monotonic() + timeout
+        cookies: list[tuple[str, Path, threading.Event]] = []
+        for folder in list(w.watched) or [w.root]:
+            if os.path.isdir(folder):
+                name = f"{COOKIE_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+                cookies.append((name, Path(folder) / name, threading.Event()))
+        for name, _path, seen in cookies:
+            w.cookies[name] = seen
         try:
-            path.write_bytes(b"")
-            return seen.wait(timeout)
+            for _name, path, _seen in cookies:
+                path.write_bytes(b"")
+            return all(seen.wait(max(0.0, deadline - time.monotonic())) for _n, _p, seen in cookies)
         except OSError:
             return False
         finally:
-            w.cookies.pop(name, None)
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            for name, path, _seen in cookies:
+                w.cookies.pop(name, None)
+                try:
+                    path.unlink()
+                except OSError:
+                    pass

@@ -82,7 +82,8 @@ def test_rename_function_re_resolves_callers(g: Graph) -> None:
     assert not any(dst == "py:function:pkg/util.py:helper" for _, dst, _ in g.calls())
     assert "py:function:pkg/util.py:assist" in g.symbols()
     # the caller still says `helper`, which now resolves to nothing: a raw string, not a guessed edge
-    assert any("helper" in u for u in g.unresolved("py:method:pkg/app.py:Base.step"))
+    assert any("helper" in u for u in g.unresolved("py:method:pkg/app.py:Base.step")), (
+        g.q("MATCH (s:Symbol) RETURN s.key, s.unresolved"), g.calls())
     app = g.repo / "pkg/app.py"
     app.write_text(app.read_text().replace("helper", "assist"))
     g.sync()
