@@ -33,6 +33,10 @@ class Daemon:
         self.started_at = time.time()
         self.pid = os.getpid()
         self.recovery: dict[str, Any] | None = None
+        # True when the last run did not stop cleanly (kill -9, power loss): Kuzu's WAL replay can then lose a
+        # committed relationship (measured: tests/reliability, RELIABILITY.md), so ops/code.start rebuilds
+        # every code graph from the files instead of trusting it. Memory comes from its journal either way.
+        self.unclean_stop = False
         self.schema_report: dict[str, Any] = {}
         self.store: Any = None
         self.server: Any = None
@@ -44,7 +48,9 @@ class Daemon:
 
     def run(self) -> int:
         for d in (self.dirs.data, self.dirs.state):
-            d.mkdir(parents=True, exist_ok=True)
+            # 0700 like the socket's directory: the data dir holds the memory journal and the graph (user data,
+            # source text), the state dir the log; with the default umask both were readable by every local user.
+            paths.ensure_private_dir(d)
         try:
             self._lock.acquire()
         except AlreadyRunning as exc:
@@ -91,8 +97,11 @@ class Daemon:
 
         db = self.dirs.db
         marker = self.dirs.state / CLEAN_MARKER
-        unclean = db.exists() and not marker.exists()
-        if unclean:
+        self.unclean_stop = db.exists() and not marker.exists()
+        # Probe every existing database, not only after an unclean stop: a file damaged while the daemon was
+        # down (a bad disk day, a truncated copy) made the in-process open raise or segfault at every start,
+        # with no move-aside. The probe costs ~0.15 s of start time.
+        if db.exists():
             ok, detail = probe(db)
             if not ok:
                 aside = db.with_name(f"{db.name}.corrupt-{int(time.time())}")

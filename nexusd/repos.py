@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import Forbidden, NotIndexed
+from .errors import BadRequest, Forbidden, NotIndexed
 
 if TYPE_CHECKING:
     from .registry import Ctx
@@ -70,6 +70,37 @@ class RepoRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._repos: dict[str, Repo] = {}
+        # A copy of the registrations outside the database (set by ops/code.start): when the database is moved
+        # aside as unopenable, the Repository nodes go with it, and without this list nothing would say which
+        # code graphs to rebuild from the files.
+        self.sidecar: Path | None = None
+
+    def save(self) -> None:
+        """Rewrite the sidecar (atomically) after a registration change."""
+        if self.sidecar is None:
+            return
+        import json
+
+        with self._lock:
+            entries = [{"id": r.id, "root": r.root, "name": r.name, "userId": r.user_id} for r in self._repos.values()]
+            tmp = self.sidecar.with_name(self.sidecar.name + ".tmp")
+            try:
+                tmp.write_text(json.dumps(sorted(entries, key=lambda e: e["id"]), indent=1) + "\n")
+                os.replace(tmp, self.sidecar)
+            except OSError:  # the graph stays the source of truth; the sidecar only helps after a lost database
+                pass
+
+    def saved(self) -> list[dict[str, str]]:
+        """The registrations the sidecar remembers ([] when there is none or it is unreadable)."""
+        import json
+
+        if self.sidecar is None:
+            return []
+        try:
+            data = json.loads(self.sidecar.read_text())
+        except (OSError, ValueError):
+            return []
+        return [e for e in data if isinstance(e, dict) and isinstance(e.get("root"), str)] if isinstance(data, list) else []
 
     def load(self, conn: Conn) -> None:
         import json
@@ -101,13 +132,18 @@ class RepoRegistry:
     def put(self, repo: Repo) -> None:
         with self._lock:
             self._repos[repo.id] = repo
+        self.save()
 
     def remove(self, repo_id: str) -> Repo | None:
         with self._lock:
-            return self._repos.pop(repo_id, None)
+            repo = self._repos.pop(repo_id, None)
+        self.save()
+        return repo
 
     def containing(self, path: str | Path) -> Repo | None:
         """The registered repository whose root contains `path` (the deepest one when roots nest)."""
+        if "\x00" in str(path):  # os.path.realpath raises ValueError on a NUL byte: no path holds one
+            return None
         real = os.path.realpath(path)
         best: Repo | None = None
         with self._lock:
@@ -135,6 +171,8 @@ def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> 
     path = args.get("repo")
     if not path:
         raise NotIndexed("no repository given", hint="pass `repo` (the CLI sends the git root of its cwd)")
+    if not isinstance(path, str) or "\x00" in path:  # found by fuzzing: a NUL byte crashed handlers (internal)
+        raise BadRequest("`repo` must be a path without NUL bytes")
     repo = registry(ctx).containing(path)
     if repo is None:
         raise NotIndexed(f"{path} is not in a registered repository", hint=f"register it: `nexus index {path}`")
