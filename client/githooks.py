@@ -1,10 +1,11 @@
 """Git hooks that tell the daemon a repository changed: post-commit, post-checkout, post-merge, post-rewrite.
 
 Each hook is a few lines of plain shell. It runs any hook that was there before (moved aside to
-`<name>.nexus-orig`, never overwritten) with the same arguments and keeps its exit status, then starts
-`python -m nexus_client.notify` in the background with all output discarded: git never waits for the
-daemon, never sees noise, and a daemon that is down costs nothing (changes are caught up when it starts).
-`remove` puts the original hooks back exactly.
+`<name>.nexus-orig`, never overwritten) with the same arguments and keeps its exit status, then appends one
+line (event, repository root, time) to the daemon's hook spool with a single `printf >>`. No Python starts
+(that alone costs ~45 ms of CPU beside git); git never waits for the daemon and never sees output. The
+daemon watches the spool, reconciles the repository and reads its new commits; lines written while it is
+down are read when it starts. `remove` puts the original hooks back exactly.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import shlex
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,8 @@ def hooks_dir(repo: Path) -> Path:
     return path if path.is_absolute() else (repo / path)
 
 
-def script(name: str) -> str:
-    python = shlex.quote(sys.executable)
-    home = os.environ.get("NEXUS_HOME")
-    env = f"NEXUS_HOME={shlex.quote(home)} " if home else ""
+def script(name: str, spool: Path) -> str:
+    target = shlex.quote(str(spool))
     return f"""#!/bin/sh
 {MARKER}: installed by `nexus hook install --git`; `nexus hook remove --git` restores what was here.
 nexus_status=0
@@ -44,7 +42,7 @@ if [ -x "$0{ORIG_SUFFIX}" ]; then
   "$0{ORIG_SUFFIX}" "$@"
   nexus_status=$?
 fi
-( {env}{python} -m nexus_client.notify {name} >/dev/null 2>&1 </dev/null & ) >/dev/null 2>&1
+printf '%s\t%s\t%s\n' {name} "$(pwd -P)" "$(date +%s)" >> {target} 2>/dev/null
 exit $nexus_status
 """
 
@@ -56,9 +54,15 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def install(repo: Path) -> dict[str, Any]:
+def install(repo: Path, spool: Path | None = None) -> dict[str, Any]:
+    """Install the hooks; they append to `spool` (default: this user's daemon's hook spool)."""
     directory = hooks_dir(repo)
     directory.mkdir(parents=True, exist_ok=True)
+    if spool is None:
+        from nexusd import paths
+
+        spool = paths.dirs().hook_spool
+    spool.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     done: dict[str, str] = {}
     for name in HOOKS:
         path = directory / name
@@ -71,7 +75,7 @@ def install(repo: Path) -> dict[str, Any]:
         else:
             done[name] = "updated" if path.exists() else "installed"
         tmp = path.with_suffix(".nexus-tmp")
-        tmp.write_text(script(name))
+        tmp.write_text(script(name, spool))
         tmp.chmod(tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         os.replace(tmp, path)
     return {"repo": str(repo), "hooksDir": str(directory), "hooks": done}

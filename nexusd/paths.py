@@ -49,6 +49,11 @@ class Dirs(NamedTuple):
         return self.state / "shell.spool"
 
     @property
+    def hook_spool(self) -> Path:
+        """Where the git hooks append one line per event (plain shell, no Python start)."""
+        return self.state / "git-hooks.spool"
+
+    @property
     def socket(self) -> Path:
         path = self.runtime / "nexusd.sock"
         if len(str(path).encode()) <= _MAX_SOCKET_PATH:

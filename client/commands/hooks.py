@@ -98,7 +98,7 @@ def install_git_hooks(app: App, path: str | None) -> dict[str, Any]:
     from .. import githooks
 
     try:
-        return githooks.install(_git_root(app, path))
+        return githooks.install(_git_root(app, path), app.dirs.hook_spool)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -21,7 +21,7 @@ from ..store import StoreError
 from ..sync import graphwrite
 from ..sync.indexer import RepoSync, SyncReport, build_summary
 from ..sync.parsepool import ParsePool
-from ..sync.watcher import Watcher
+from ..sync.watcher import FileTrigger, Watcher
 from .core import STATUS_SECTIONS
 
 if TYPE_CHECKING:
@@ -294,6 +294,49 @@ def _flush_job(daemon: Daemon, repo_id: str) -> None:
     daemon.server.submit_internal(job)
 
 
+def process_hook_spool(daemon: Daemon, conn: Conn) -> dict[str, Any]:
+    """On the writer: read the git hooks' spool (renamed aside first, so a hook appending meanwhile starts a
+    new one), reconcile each repository named there and read its new commits into the history layer."""
+    spool = daemon.dirs.hook_spool
+    taken = spool.with_name(spool.name + ".taking")
+    try:
+        os.replace(spool, taken)
+    except FileNotFoundError:
+        if not taken.exists():
+            return {"events": 0}
+    try:
+        lines = taken.read_text(errors="replace").splitlines()
+    finally:
+        taken.unlink(missing_ok=True)
+    roots: dict[str, set[str]] = {}
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) >= 2 and parts[1]:
+            roots.setdefault(parts[1], set()).add(parts[0])
+    done = 0
+    for root, events in roots.items():
+        repo = registry(daemon).containing(root)
+        if repo is None:
+            continue
+        w = watcher(daemon)
+        watch = w.get(repo.id) if w is not None else None
+        if w is not None and watch is not None and w.barrier(repo.id):
+            flush_dirty(daemon, conn, repo)  # what the watcher saw of a checkout, merge or rebase
+        else:
+            run_sync(daemon, conn, repo)
+        try:
+            from ..history import ingest
+            from . import history as history_ops
+
+            since = ingest.stored_cursor(conn, repo.id)
+            plan = ingest.plan_git(repo.root, since, ingest.commit_limit(), history_ops.deny_list(daemon))
+            ingest.store_git(conn, repo, plan)
+        except Exception:  # history is a bonus here: the code graph is already in line
+            log.exception("reading new commits of %s after %s failed", repo.root, ",".join(sorted(events)))
+        done += 1
+    return {"events": len(lines), "repos": done}
+
+
 @op(
     "hook.notify",
     lane="inline",
@@ -373,8 +416,15 @@ def start(daemon: Daemon) -> None:
         conn.close()
     if os.environ.get("NEXUS_NO_WATCH") != "1":
         daemon.services["watcher"] = Watcher(lambda rid: _flush_job(daemon, rid))
+
+    def hook_job() -> None:
+        daemon.server.submit_internal(lambda c: process_hook_spool(daemon, c))
+
+    daemon.services["hook-trigger"] = FileTrigger(daemon.dirs.hook_spool, hook_job)
     for repo in registry(daemon).all():
         watch_repo(daemon, repo)
+    if daemon.dirs.hook_spool.exists():  # commits made while the daemon was down
+        daemon.server.submit_internal(lambda c: process_hook_spool(daemon, c))
     # Catch up with changes made while the daemon was down (and rebuild graphs a schema change dropped).
     # After an unclean stop every code graph is rebuilt: WAL replay after kill -9 was seen to drop a committed
     # CONTAINS edge (Kuzu 0.11.3), and the code layer is derived, so a rebuild is the cheap way to be sure.
@@ -384,6 +434,9 @@ def start(daemon: Daemon) -> None:
 
 
 def stop(daemon: Daemon) -> None:
+    trigger = daemon.services.pop("hook-trigger", None)
+    if trigger is not None:
+        trigger.stop()
     w = daemon.services.pop("watcher", None)
     if w is not None:
         w.stop()

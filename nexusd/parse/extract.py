@@ -49,8 +49,14 @@ from tree_sitter_language_pack import get_language, get_parser
 
 from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, content_hash
 from nexusd.parse.hooks import LanguageHooks
+from nexusd.parse.lang_c import CFamilyHooks
+from nexusd.parse.lang_csharp import CSharpHooks
 from nexusd.parse.lang_ecmascript import EcmaHooks
+from nexusd.parse.lang_go import GoHooks
+from nexusd.parse.lang_java import JavaHooks
 from nexusd.parse.lang_python import PythonHooks
+from nexusd.parse.lang_ruby import RubyHooks
+from nexusd.parse.lang_rust import RustHooks
 from nexusd.parse.languages import classify_role, language_for, parsed_language
 
 QUERY_DIR = Path(__file__).with_name("queries")
@@ -63,6 +69,13 @@ HOOKS: dict[str, LanguageHooks] = {
     "javascript": EcmaHooks("javascript"),
     "typescript": EcmaHooks("typescript"),
     "tsx": EcmaHooks("tsx"),
+    "java": JavaHooks(),
+    "csharp": CSharpHooks(),
+    "ruby": RubyHooks(),
+    "go": GoHooks(),
+    "rust": RustHooks(),
+    "c": CFamilyHooks("c"),
+    "cpp": CFamilyHooks("cpp"),
 }
 
 
@@ -253,8 +266,14 @@ def _build_symbols(
         while stack and stack[-1][0] <= d.start:
             stack.pop()
         parent = stack[-1][1] if stack else None
-        kind = hooks.definition_kind(d.kind, parent.kind if parent else None)
-        qn = f"{parent.qualified_name}.{d.name}" if parent else d.name
+        # A member defined outside its type's body (Go `func (t *T) m()`, C++ `void T::m() {}`) names its
+        # owner itself; the owner is qualified by the enclosing container like any nested definition.
+        owner = hooks.owner(d.node) if hooks.has_owners else None
+        parent_qn = parent.qualified_name if parent else None
+        if owner:
+            parent_qn = f"{parent_qn}.{owner}" if parent_qn else owner
+        kind = hooks.definition_kind(d.kind, "class" if owner else parent.kind if parent else None)
+        qn = f"{parent_qn}.{d.name}" if parent_qn else d.name
         key = (kind, qn)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
@@ -267,8 +286,8 @@ def _build_symbols(
             end_line=node.end_point[0] + 1,
             signature=hooks.signature(node, data),
             doc=hooks.doc(node),
-            parent=parent.qualified_name if parent else None,
-            bases=hooks.bases(d.bases) if kind in {"class", "interface"} else [],
+            parent=parent_qn,
+            bases=hooks.bases(d.bases) if d.bases is not None else [],
             exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
             content_hash=content_hash(data[d.start : d.end]),
             occurrence=occurrence,

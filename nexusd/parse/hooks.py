@@ -102,6 +102,14 @@ class LanguageHooks:
                 cleaned.append(line.strip().removeprefix("*").strip())
         return squash(" ".join(c for c in cleaned if c), DOC_MAX)
 
+    # Languages whose members can be defined outside the type's body set this and override `owner`.
+    has_owners = False
+
+    def owner(self, node: Node) -> str | None:
+        """Dotted name of the type a definition written outside its body belongs to (`T` in Go's
+        `func (t *T) m()`, `ns.T` in C++'s `void ns::T::m() {}`), else None."""
+        return None
+
     def doc_anchor(self, node: Node) -> Node:
         """The node whose previous sibling holds the doc comment (wrappers like `export` move it)."""
         return node

@@ -29,6 +29,23 @@ PARSED: dict[str, str] = {
     ".mts": "typescript",
     ".cts": "typescript",
     ".tsx": "tsx",
+    ".java": "java",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c",
+    # .h is parsed as C++: C++ headers are very often .h, and the C++ grammar reads C declarations too.
+    ".h": "cpp",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".ipp": "cpp",
+    ".inl": "cpp",
 }
 
 # Extension -> language for files recorded as File nodes only (no symbols yet).

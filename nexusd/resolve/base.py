@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexusd.parse.facts import FileFacts, ImportFact, SymbolFact, symbol_id
+from nexusd.parse.facts import CallFact, FileFacts, ImportFact, SymbolFact, symbol_id
 
 
 @dataclass(slots=True, frozen=True)
@@ -128,11 +128,21 @@ class LanguageRules:
     def config_changed(self) -> None:
         """A manifest or project config file changed: drop whatever was read from it."""
 
+    def resolve_call(
+        self, table: FileTable, call: CallFact
+    ) -> tuple[list[tuple[str, SymbolFact, str, float]], str] | None:
+        """Language steps tried before calls.py's generic order (typed receivers, Go packages, C++
+        declarations -> definitions): (edges, raw string if unresolved), or None to use the generic order."""
+        return None
+
 
 class RepoIndex:
     """Symbol table of one repository, updated file by file; see the module docstring."""
 
-    CONFIG_NAMES = frozenset({"package.json", "tsconfig.json", "jsconfig.json", "pnpm-workspace.yaml"})
+    CONFIG_NAMES = frozenset(
+        {"package.json", "tsconfig.json", "jsconfig.json", "pnpm-workspace.yaml"}
+        | {"go.mod", "Cargo.toml", "compile_commands.json"}
+    )
 
     def __init__(self, repo_id: str, root: Path) -> None:
         self.repo_id = repo_id
@@ -149,11 +159,17 @@ class RepoIndex:
         # Derived lookups (class bases, class members) valid until the next change, like `_bindings`.
         self.memo: dict[tuple[object, ...], object] = {}
         self._ids: dict[tuple[str, str, str, int], str] = {}
+        from nexusd.resolve.cfamily import CFamilyRules
+        from nexusd.resolve.csharp import CSharpRules
+        from nexusd.resolve.go import GoRules
+        from nexusd.resolve.java import JavaRules
         from nexusd.resolve.python import PythonRules
+        from nexusd.resolve.ruby import RubyRules
+        from nexusd.resolve.rust import RustRules
         from nexusd.resolve.typescript import EcmaRules
 
         self.rules: dict[str, LanguageRules] = {}
-        for rules in (PythonRules(self), EcmaRules(self)):
+        for rules in (PythonRules(self), EcmaRules(self), GoRules(self), JavaRules(self), CSharpRules(self), RubyRules(self), RustRules(self), CFamilyRules(self)):
             for lang in rules.languages:
                 self.rules[lang] = rules
 

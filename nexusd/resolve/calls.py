@@ -83,6 +83,9 @@ def _resolve_one(
     index: RepoIndex, rules: LanguageRules, table: FileTable, call: CallFact
 ) -> tuple[_Found, str]:
     """Edges for one call, or ([], raw string to record as unresolved; "" to drop it as a builtin)."""
+    special = rules.resolve_call(table, call)
+    if special is not None:
+        return special
     name, receiver = call.name, call.receiver
     path = table.facts.path
     if receiver is None:

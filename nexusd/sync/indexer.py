@@ -74,22 +74,64 @@ class SyncReport:
 
 
 class FactsCache:
-    """Extracted facts on disk, keyed by content hash (pickle: our own data, never a repository's)."""
+    """Extracted facts on disk, keyed by content hash (pickle: our own data, never a repository's).
+
+    A big batch (a cold index) is written as one pack file: thousands of small files cost seconds of file
+    system work on the sync's critical path. Later edits add one small file each. Packs are read once,
+    when a restarted daemon rebuilds its symbol table, and then dropped from memory.
+    """
+
+    PACK_OVER = 64
 
     def __init__(self, root: Path):
         self.root = root / f"facts-v{FACTS_CACHE_VERSION}"
+        self._packs: dict[str, FileFacts] | None = None
 
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.pickle"
 
+    def _load_packs(self) -> dict[str, FileFacts]:
+        if self._packs is None:
+            self._packs = {}
+            for pack in sorted(self.root.glob("pack-*.pickle")):
+                try:
+                    with open(pack, "rb") as fh:
+                        data = pickle.load(fh)
+                    if isinstance(data, dict):
+                        self._packs.update(data)
+                except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+                    continue
+        return self._packs
+
+    def release(self) -> None:
+        self._packs = None
+
+    def put_many(self, items: list[FileFacts]) -> None:
+        items = [f for f in items if f.hash and not f.hash.startswith("skipped:")]
+        if len(items) <= self.PACK_OVER:
+            for facts in items:
+                self.put(facts)
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.pickle"
+            tmp = target.with_suffix(".tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump({f.hash: f for f in items}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except OSError as exc:
+            log.debug("facts cache pack write failed: %s", exc)
+
     def get(self, digest: str, path: str) -> FileFacts | None:
         if not digest:
             return None
-        try:
-            with open(self._path(digest), "rb") as fh:
-                facts = pickle.load(fh)
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
-            return None
+        facts: Any = self._load_packs().get(digest)
+        if facts is None:
+            try:
+                with open(self._path(digest), "rb") as fh:
+                    facts = pickle.load(fh)
+            except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+                return None
         if not isinstance(facts, FileFacts):
             return None
         if facts.path != path:  # same content under another path: facts carry the path, so re-extract
@@ -241,8 +283,7 @@ class RepoSync:
         for path in deleted:
             self.resolutions.pop(path, None)
         report.seconds["write"] = time.perf_counter() - t3
-        for facts in changed.values():
-            self.cache.put(facts)
+        self.cache.put_many(list(changed.values()))
         report.changed_paths = sorted(changed)
         report.deleted_paths = sorted(deleted)
         report.seconds["total"] = time.perf_counter() - t0
@@ -321,12 +362,15 @@ class RepoSync:
             runner = inline(self.root, missing, MAX_FILE_BYTES) if len(missing) <= INLINE_MAX_FILES else self._pool().run(
                 self.root, missing, MAX_FILE_BYTES
             )
+            rebuilt = []
             for outcome in runner:
                 if outcome.facts is not None:
                     self.facts[outcome.path] = outcome.facts
-                    self.cache.put(outcome.facts)
+                    rebuilt.append(outcome.facts)
+            self.cache.put_many(rebuilt)
         for facts in self.facts.values():
             index.set_file(facts)
+        self.cache.release()
         self.index = index
         return index
 

@@ -304,3 +304,43 @@ class Watcher:
                     path.unlink()
                 except OSError:
                     pass
+
+
+class FileTrigger:
+    """Calls `callback` (from a timer thread, debounced) when one file is created or appended to: the git
+    hooks' spool. A watch on its directory alone, not recursive."""
+
+    def __init__(self, path: Path, callback: Callable[[], None], debounce_s: float = 0.05):
+        self.path = path
+        self._callback = callback
+        self._debounce = debounce_s
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+        trigger = self
+
+        class _H(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("created", "modified", "closed", "moved"):
+                    touched = {os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")}
+                    if str(trigger.path) in touched:
+                        trigger._fire()
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._observer = Observer()
+        self._observer.schedule(_H(), str(path.parent), recursive=False)
+        self._observer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self._debounce, self._callback)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        self._observer.stop()
+        self._observer.join(5)

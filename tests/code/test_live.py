@@ -31,6 +31,10 @@ def g(graph_daemon: DaemonProcess, tmp_path: Path) -> Graph:
     return graph
 
 
+def graph_daemon_dirs(g: Graph):  # type: ignore[no-untyped-def]
+    return g.c.dirs
+
+
 def has_symbol(g: Graph, name: str) -> bool:
     return bool(g.q("MATCH (s:Symbol {name: $n}) RETURN s.id", n=name))
 
@@ -103,7 +107,7 @@ def test_git_hooks_chain_and_notify(g: Graph) -> None:
     existing = hooks / "post-commit"
     existing.write_text(f"#!/bin/sh\necho ran > {marker}\n")
     existing.chmod(0o755)
-    result = githooks.install(g.repo)
+    result = githooks.install(g.repo, graph_daemon_dirs(g).hook_spool)
     assert "chaining" in result["hooks"]["post-commit"]
     assert githooks.status(g.repo)["hooks"]["post-merge"] == "installed"
     (g.repo / "app/committed.py").write_text("def committed_fn():\n    return 1\n")
@@ -114,6 +118,8 @@ def test_git_hooks_chain_and_notify(g: Graph) -> None:
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
     assert marker.read_text().strip() == "ran"  # the existing hook still runs
     wait_for(lambda: has_symbol(g, "committed_fn"), what="committed change in the graph")
+    # the hook's spool line made the daemon read the new commit into the history layer
+    wait_for(lambda: g.q("MATCH (c:Commit) WHERE c.message STARTS WITH 'c' RETURN c.sha"), what="commit in history")
     githooks.remove(g.repo)
     assert existing.read_text().startswith("#!/bin/sh\necho ran")
     assert not (hooks / "post-checkout").exists()

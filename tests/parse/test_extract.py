@@ -117,5 +117,5 @@ def test_unparsed_languages_get_file_facts_only() -> None:
     facts = extract("docs/guide.md", b"# Title\n\ntext\n")
     assert facts.language == "markdown" and facts.role == "document"
     assert facts.symbols == [] and facts.line_count == 3
-    go = extract("cmd/main.go", b"package main\nfunc main() {}\n")
-    assert go.language == "go" and go.symbols == []
+    kt = extract("src/Main.kt", b"fun main() {}\n")
+    assert kt.language == "kotlin" and kt.symbols == []

@@ -49,7 +49,8 @@ def test_languages() -> None:
     assert parsed_language("a/b.mjs") == "javascript"
     assert parsed_language("a/b.cts") == "typescript"
     assert parsed_language("a/b.tsx") == "tsx"
-    assert parsed_language("a/b.go") is None
+    assert parsed_language("a/b.go") == "go"
+    assert parsed_language("a/b.kt") is None
     assert language_for("a/b.go") == "go"
     assert language_for("a/b.rs") == "rust"
     assert language_for("Dockerfile") == "dockerfile"

@@ -1,0 +1,452 @@
+"""C and C++ resolution rules: include paths, declarations -> definitions, classes, namespaces.
+
+Includes. `#include "x.h"` is looked up next to the including file, then in the include directories;
+`#include <x.h>` only in the include directories. Include directories come from compile_commands.json
+(`-I`, `-iquote`, `-isystem` flags, relative to each entry's `directory`) when the repository has one,
+else the conventional layout: every folder named `include`, `inc` or `src`, and the repository root.
+When that finds nothing, a unique repository file whose path ends with the written path is taken at
+confidence 0.9 (projects built with flags we cannot see). Anything else (<stdio.h>, <vector>) is
+external: no edge, and calls into it stay raw strings.
+
+Declarations and definitions. A header's prototype and the .c/.cpp body are one function: a call that
+reaches a declaration (kind "declaration") is linked to the definition with the same qualified name
+anywhere in the repository; with several definitions (one per platform file, say) each edge gets
+0.9 / n; with none the declaration itself is the target (a library's API, a pure virtual method).
+
+Calls, in order (C++ name lookup, simplified):
+* `f()`: inside a method, members of the class and its bases ("receiver" 0.95 / 0.9); the enclosing
+  namespaces and the file ("same-scope"); the transitively included headers ("import-bound"); then, when
+  exactly one repository function of that name exists, a name-only edge (0.35): C code calls functions
+  declared by hand (`extern int f(void);`) or through headers we could not resolve.
+* `ns::f()` / `Class::m()`: the scope is looked up like a bare name (namespace or class), then the member
+  ("qualified" 0.95); `Base::m()` from a derived class's method is the base's method.
+* `this->m()`, `m()` in a method, `this->field.m()`, `field.m()`: the class, its bases, and declared
+  field types ("receiver").
+* `x.m()` / `p->m()` with x's type written at its declaration: that class and its bases ("receiver").
+* `new X()`: the class X ("constructor").
+* `x.m()` with no known type: one uncommon same-name method in the repository -> name-only 0.35.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+from collections import defaultdict
+from pathlib import Path
+
+from nexusd.parse.facts import CallFact, SymbolFact
+from nexusd.resolve.base import FileBindings, FileTable, ImportEdge, LanguageRules, RepoIndex
+from nexusd.resolve.calls import _name_only
+
+C_BUILTINS = frozenset(
+    """printf fprintf sprintf snprintf vprintf vfprintf vsnprintf puts fputs putchar fputc scanf sscanf
+    fscanf malloc calloc realloc free memcpy memmove memset memcmp strlen strcpy strncpy strcat strncat
+    strcmp strncmp strchr strrchr strstr strdup strndup strtol strtoul strtod atoi atol atof abort exit
+    assert fopen fclose fread fwrite fflush fgets getc fgetc perror qsort bsearch abs labs sizeof
+    offsetof va_start va_end va_arg isalpha isdigit isspace isalnum toupper tolower time clock
+    static_cast dynamic_cast reinterpret_cast const_cast move forward make_unique make_shared
+    make_pair get swap min max""".split()
+)
+C_COMMON_METHODS = frozenset(
+    """size empty begin end cbegin cend rbegin rend push_back pop_back emplace_back emplace insert erase
+    find count clear reserve resize at front back data c_str str length append substr get reset release
+    lock unlock load store first second value has_value what swap operator""".split()
+)
+CLASS_KINDS = frozenset({"class", "struct"})
+TYPE_KINDS = frozenset({"class", "struct", "enum", "type", "namespace"})
+CALLABLE = frozenset({"function", "method", "declaration", "macro"})
+INCLUDE_DIR_NAMES = frozenset({"include", "inc", "src"})
+MAX_INCLUDE_FILES = 400
+HEADER_EXTS = (".h", ".hpp", ".hh", ".hxx", ".inl", ".ipp")
+
+_Found = list[tuple[str, SymbolFact, str, float]]
+
+
+class CFamilyRules(LanguageRules):
+    languages = frozenset({"c", "cpp"})
+    self_names = frozenset({"this"})
+    builtins = C_BUILTINS
+    common_methods = C_COMMON_METHODS
+
+    def __init__(self, index: RepoIndex) -> None:
+        super().__init__(index)
+        self._dirs: list[str] | None = None
+        self._generation = -1
+        self._defs: dict[str, list[tuple[str, SymbolFact]]] = {}
+        self._by_suffix: dict[str, list[str]] = {}
+        self._classes: dict[str, list[tuple[str, SymbolFact]]] = {}
+        self._class_tail: dict[str, list[tuple[str, SymbolFact]]] = {}
+
+    def config_changed(self) -> None:
+        self._dirs = None
+
+    # ---- include directories -------------------------------------------------------------------------
+    def include_dirs(self) -> list[str]:
+        if self._dirs is None:
+            dirs = self._from_compile_commands()
+            if dirs is None:
+                dirs = sorted(d for d in self.index.dirs if posixpath.basename(d) in INCLUDE_DIR_NAMES)
+                dirs.append("")
+            self._dirs = dirs
+        return self._dirs
+
+    def _from_compile_commands(self) -> list[str] | None:
+        found = [p for p in self.index.paths if posixpath.basename(p) == "compile_commands.json"]
+        if not found:
+            return None
+        root = self.index.root.resolve()
+        dirs: list[str] = []
+        for path in sorted(found, key=len):
+            try:
+                entries = json.loads((self.index.root / path).read_text(encoding="utf-8", errors="replace"))
+            except (OSError, ValueError):
+                continue
+            for entry in entries if isinstance(entries, list) else []:
+                if not isinstance(entry, dict):
+                    continue
+                base = Path(str(entry.get("directory") or root))
+                args = entry.get("arguments")
+                if not isinstance(args, list):
+                    try:
+                        args = shlex.split(str(entry.get("command") or ""))
+                    except ValueError:
+                        continue
+                for i, arg in enumerate(args):
+                    value = None
+                    for flag in ("-I", "-iquote", "-isystem"):
+                        if arg == flag and i + 1 < len(args):
+                            value = str(args[i + 1])
+                        elif arg.startswith(flag) and len(arg) > len(flag):
+                            value = arg[len(flag) :]
+                    if value is None:
+                        continue
+                    full = (base / value).resolve() if not Path(value).is_absolute() else Path(value)
+                    try:
+                        rel = full.relative_to(root).as_posix()
+                    except ValueError:
+                        continue  # outside the repository: system or third-party headers
+                    rel = "" if rel == "." else rel
+                    if rel not in dirs:
+                        dirs.append(rel)
+        return dirs
+
+    def _refresh(self) -> None:
+        if self._generation == self.index.generation:
+            return
+        defs: dict[str, list[tuple[str, SymbolFact]]] = defaultdict(list)
+        classes: dict[str, list[tuple[str, SymbolFact]]] = defaultdict(list)
+        by_suffix: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(self.index.paths):
+            by_suffix[posixpath.basename(path)].append(path)
+            table = self.index.tables.get(path)
+            if table is None or table.facts.language not in self.languages:
+                continue
+            for sym in table.facts.symbols:
+                if sym.kind in {"function", "method"}:
+                    defs[sym.qualified_name].append((path, sym))
+                elif sym.kind in CLASS_KINDS:
+                    classes[sym.qualified_name].append((path, sym))
+        tails: dict[str, list[tuple[str, SymbolFact]]] = defaultdict(list)
+        for found in classes.values():
+            for path, sym in found:
+                tails[sym.name].append((path, sym))
+        self._defs, self._classes, self._by_suffix = dict(defs), dict(classes), dict(by_suffix)
+        self._class_tail = dict(tails)
+        self._generation = self.index.generation
+
+    def resolve_include(self, src: str, spec: str, quoted: bool) -> tuple[str, float] | None:
+        paths = self.index.paths
+        spec = spec.replace("\\", "/")
+        if quoted:
+            cand = posixpath.normpath(posixpath.join(posixpath.dirname(src), spec))
+            if cand in paths:
+                return cand, 1.0
+        for d in self.include_dirs():
+            cand = posixpath.normpath(posixpath.join(d, spec)) if d else posixpath.normpath(spec)
+            if cand in paths:
+                return cand, 1.0
+        self._refresh()
+        hits = [
+            p
+            for p in self._by_suffix.get(posixpath.basename(spec), [])
+            if p.endswith("/" + spec) or p == spec
+        ]
+        return (hits[0], 0.9) if len(hits) == 1 else None
+
+    # ---- imports ---------------------------------------------------------------------------------------
+    def bind(self, table: FileTable) -> FileBindings:
+        out = FileBindings()
+        src = table.facts.path
+        for imp in table.facts.imports:
+            found = self.resolve_include(src, imp.specifier, imp.kind == "include")
+            if found is not None and found[0] != src:
+                out.edges.append(ImportEdge(src, found[0], imp.specifier, imp.line, "import-bound", found[1]))
+                out.stars.append(found[0])
+        return out
+
+    def module_member(self, path: str, name: str, hops: int) -> None:
+        return None
+
+    def visible(self, path: str) -> list[str]:
+        """Files whose declarations `path` sees: itself, then its includes, breadth first, bounded."""
+        key = ("c-visible", path)
+        cached = self.index.memo.get(key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        order = [path]
+        seen = {path}
+        i = 0
+        while i < len(order) and len(order) < MAX_INCLUDE_FILES:
+            for inc in self.index.bindings(order[i]).stars:
+                if inc not in seen:
+                    seen.add(inc)
+                    order.append(inc)
+            i += 1
+        self.index.memo[key] = order
+        return order
+
+    # ---- lookups -----------------------------------------------------------------------------------------
+    def definitions(self, qn: str) -> list[tuple[str, SymbolFact]]:
+        self._refresh()
+        return self._defs.get(qn, [])
+
+    def settle_decl(self, path: str, sym: SymbolFact, resolution: str, confidence: float) -> _Found:
+        """A declaration becomes its definition(s); everything else stays as it is."""
+        if sym.kind != "declaration":
+            return [(path, sym, resolution, confidence)]
+        defs = [d for d in self.definitions(sym.qualified_name) if d[1].kind in {"function", "method"}]
+        if not defs:
+            return [(path, sym, resolution, confidence)]
+        if len(defs) == 1:
+            return [(defs[0][0], defs[0][1], resolution, confidence)]
+        # The implementing file usually includes its own header; then a matching file name.
+        same = [d for d in defs if path in self.visible(d[0])]
+        if len(same) != 1:
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            same = [d for d in same or defs if posixpath.splitext(posixpath.basename(d[0]))[0] == stem]
+        if len(same) == 1:
+            return [(same[0][0], same[0][1], resolution, min(confidence, 0.9))]
+        return [(p, s, resolution, round(0.9 / len(defs), 3)) for p, s in defs[:5]]
+
+    def find_qn(self, path: str, qn: str, kinds: frozenset[str]) -> tuple[str, SymbolFact] | None:
+        """A symbol by qualified name in the files `path` sees (itself first), definitions preferred."""
+        decl: tuple[str, SymbolFact] | None = None
+        for file in self.visible(path):
+            table = self.index.table(file)
+            if table is None:
+                continue
+            sym = next((s for s in self._qns(file, table).get(qn, ()) if s.kind in kinds), None)
+            if sym is None:
+                continue
+            if sym.kind != "declaration":
+                return file, sym
+            decl = decl or (file, sym)
+        return decl
+
+    def _qns(self, path: str, table: FileTable) -> dict[str, list[SymbolFact]]:
+        """Qualified name -> every symbol of that name in one file, definitions first (memoised)."""
+        key = ("c-qns", path)
+        cached = self.index.memo.get(key)
+        if cached is None:
+            out: dict[str, list[SymbolFact]] = defaultdict(list)
+            for sym in table.facts.symbols:
+                out[sym.qualified_name].append(sym)
+            for syms in out.values():
+                syms.sort(key=lambda s: s.kind == "declaration")
+            cached = self.index.memo[key] = dict(out)
+        return cached  # type: ignore[return-value]
+
+    def scopes(self, table: FileTable, scope: str | None) -> list[str]:
+        """Enclosing namespace/class prefixes of `scope`, innermost first, ending with "" (global)."""
+        out: list[str] = []
+        sym = table.by_qn.get(scope) if scope else None
+        prefix = sym.parent if sym is not None else None
+        if sym is not None and sym.kind in CLASS_KINDS | {"namespace"}:
+            prefix = sym.qualified_name
+        while prefix:
+            out.append(prefix)
+            prefix = prefix.rpartition(".")[0]
+        out.append("")
+        return out
+
+    def find_type(
+        self, path: str, table: FileTable, scope: str | None, written: str
+    ) -> tuple[str, SymbolFact] | None:
+        dotted = written.replace("::", ".").strip(".")
+        if not dotted:
+            return None
+        for prefix in self.scopes(table, scope):
+            qn = f"{prefix}.{dotted}" if prefix else dotted
+            hit = self.find_qn(path, qn, TYPE_KINDS)
+            if hit is not None:
+                return hit
+        self._refresh()
+        tail = dotted.rpartition(".")[2]
+        named = self._class_tail.get(tail, [])
+        cands = [
+            c for c in named if c[1].qualified_name == dotted or c[1].qualified_name.endswith("." + dotted)
+        ]
+        return cands[0] if len(cands) == 1 else None
+
+    def class_member(self, path: str, cls: SymbolFact, name: str) -> tuple[str, SymbolFact, int] | None:
+        """`name` in class `cls` (body or out-of-line definition) or its bases, breadth first."""
+        key = ("c-member", path, cls.qualified_name, name)
+        if key in self.index.memo:
+            return self.index.memo[key]  # type: ignore[return-value]
+        found: tuple[str, SymbolFact, int] | None = None
+        queue = [(path, cls, 0)]
+        seen: set[tuple[str, str]] = set()
+        while queue and found is None:
+            cur_path, cur, depth = queue.pop(0)
+            if (cur_path, cur.qualified_name) in seen or depth > 8:
+                continue
+            seen.add((cur_path, cur.qualified_name))
+            qn = f"{cur.qualified_name}.{name}"
+            defs = [d for d in self.definitions(qn)]
+            table = self.index.table(cur_path)
+            inner = table.children.get(cur.qualified_name, {}).get(name) if table is not None else None
+            if defs:
+                found = (defs[0][0], defs[0][1], depth)
+            elif inner is not None:
+                found = (cur_path, inner, depth)
+            if found is not None or table is None:
+                break
+            for base in cur.bases:
+                hit = self.find_type(cur_path, table, cur.parent, base)
+                if hit is not None and hit[1].kind in CLASS_KINDS:
+                    queue.append((hit[0], hit[1], depth + 1))
+        self.index.memo[key] = found
+        return found
+
+    def enclosing_class(
+        self, table: FileTable, path: str, scope: str | None
+    ) -> tuple[str, SymbolFact] | None:
+        sym = table.by_qn.get(scope) if scope else None
+        while sym is not None:
+            if sym.kind in CLASS_KINDS:
+                return path, sym
+            if sym.kind in {"method", "declaration"} and sym.parent:
+                owner = table.by_qn.get(sym.parent)
+                if owner is not None and owner.kind in CLASS_KINDS:
+                    return path, owner
+                self._refresh()
+                cands = self._classes.get(sym.parent, [])
+                visible = set(self.visible(path))
+                pick = [c for c in cands if c[0] in visible] or cands
+                return pick[0] if pick else None
+            sym = table.by_qn.get(sym.parent) if sym.parent else None
+        return None
+
+    # ---- calls -----------------------------------------------------------------------------------------
+    def resolve_call(self, table: FileTable, call: CallFact) -> tuple[_Found, str] | None:
+        path = table.facts.path
+        name, receiver = call.name, call.receiver
+        if call.is_new:
+            hit = self.find_type(path, table, call.caller, f"{receiver[:-2] + '.' if receiver else ''}{name}")
+            if hit is not None and hit[1].kind in CLASS_KINDS:
+                return [(hit[0], hit[1], "constructor", 0.95)], ""
+            return [], f"new {name}"
+        if receiver is None:
+            return self._bare(table, call)
+        if receiver.endswith("::"):
+            return self._qualified(table, call)
+        var_path, at, written = receiver.partition("@")
+        var, *fields = var_path.split(".")
+        raw = f"{var_path}.{name}"
+        owner = self.enclosing_class(table, path, call.caller)
+        typ: tuple[str, SymbolFact] | None = None
+        if var == "this" and not at:
+            typ = owner
+        elif at:
+            typ = self.find_type(path, table, call.caller, written)
+        elif owner is not None:
+            member = self.class_member(owner[0], owner[1], var)
+            if member is not None and member[1].kind == "field":
+                typ = owner
+                fields = [var, *fields]
+        if typ is None:
+            if receiver == "<expr>" or at or var == "this":
+                return [], raw if receiver != "<expr>" else f"<expr>.{name}"
+            if name in self.common_methods:
+                return [], raw
+            guesses = _name_only(self.index, name, path, frozenset({"method"}), limit=1)
+            return [(p, s, r, min(c, 0.35)) for p, s, r, c in guesses], raw
+        for field in fields:
+            member = self.class_member(typ[0], typ[1], field)
+            if member is None or member[1].kind != "field":
+                return [], raw
+            field_table = self.index.table(member[0])
+            written_field = _field_type(member[1])
+            typ = (
+                self.find_type(member[0], field_table, member[1].parent, written_field)
+                if field_table is not None and written_field
+                else None
+            )
+            if typ is None or typ[1].kind not in CLASS_KINDS:
+                return [], raw
+        method = self.class_member(typ[0], typ[1], name)
+        if method is None or method[1].kind not in CALLABLE:
+            return [], raw
+        return self.settle_decl(method[0], method[1], "receiver", 0.95 if method[2] == 0 else 0.9), ""
+
+    def _bare(self, table: FileTable, call: CallFact) -> tuple[_Found, str]:
+        path = table.facts.path
+        name = call.name
+        owner = self.enclosing_class(table, path, call.caller)
+        if owner is not None:
+            hit = self.class_member(owner[0], owner[1], name)
+            if hit is not None and hit[1].kind in CALLABLE:
+                return self.settle_decl(hit[0], hit[1], "receiver", 0.95 if hit[2] == 0 else 0.9), ""
+            if hit is not None and hit[1].kind == "field":
+                return [], ""  # a member initializer `r_(r)`, or calling a callable member: not an edge
+        for prefix in self.scopes(table, call.caller):
+            qn = f"{prefix}.{name}" if prefix else name
+            found = self.find_qn(path, qn, CALLABLE | CLASS_KINDS)
+            if found is None:
+                continue
+            dst_path, sym = found
+            if sym.kind in CLASS_KINDS:
+                return [(dst_path, sym, "constructor", 0.95)], ""  # Foo(1, 2) / Foo{...} as a call
+            resolution = "same-scope" if dst_path == path else "import-bound"
+            return self.settle_decl(dst_path, sym, resolution, 1.0), ""
+        if name in self.builtins:
+            return [], ""
+        defs = [d for d in self.definitions(name) if d[1].kind == "function" and d[1].exported]
+        if len(defs) == 1:
+            return [(defs[0][0], defs[0][1], "name-only", 0.35)], name
+        return [], name
+
+    def _qualified(self, table: FileTable, call: CallFact) -> tuple[_Found, str]:
+        path = table.facts.path
+        scope = (call.receiver or "")[:-2]
+        raw = f"{scope}::{call.name}"
+        if scope.startswith("std") and (scope == "std" or scope.startswith("std::")):
+            return [], raw
+        dotted = scope.replace("::", ".").strip(".")
+        typ = self.find_type(path, table, call.caller, scope)
+        if typ is not None and typ[1].kind in CLASS_KINDS:
+            hit = self.class_member(typ[0], typ[1], call.name)
+            if hit is not None and hit[1].kind in CALLABLE:
+                return self.settle_decl(hit[0], hit[1], "qualified", 0.95), ""
+            return [], raw
+        for prefix in self.scopes(table, call.caller):
+            qn = f"{prefix}.{dotted}.{call.name}" if prefix else f"{dotted}.{call.name}"
+            found = self.find_qn(path, qn, CALLABLE)
+            if found is not None:
+                return self.settle_decl(found[0], found[1], "qualified", 0.95), ""
+            defs = [d for d in self.definitions(qn) if d[1].kind == "function"]
+            if len(defs) == 1:
+                return [(defs[0][0], defs[0][1], "qualified", 0.9)], ""
+        return [], raw
+
+
+def _field_type(field: SymbolFact) -> str:
+    """ "Journal* journal_;" -> "Journal"; "std::vector<Item> items" -> "std::vector"."""
+    sig = re.sub(r"\b(const|static|mutable|volatile|struct|class|unsigned|signed)\b", " ", field.signature)
+    sig = re.sub(r"<[^<>]*(<[^<>]*>[^<>]*)*>", "", sig)
+    match = re.match(r"\s*([A-Za-z_][\w:]*)", sig)
+    if not match or match.group(1) == field.name:
+        return ""
+    return match.group(1)
