@@ -72,7 +72,7 @@ def run_sync(
             # A COPY's forced checkpoint timed out on a read transaction we could not hold back; the
             # batch rolled back whole, so running it again is safe.
             log.warning("sync of %s: %s; retrying once", repo.root, exc)
-            eng.index, eng.resolutions = None, {}
+            eng.index, eng.resolutions, eng.known = None, {}, None
             eng.facts.clear()
             report = eng.sync(conn, progress, paths=paths, full=full)
     except Exception as exc:
@@ -80,6 +80,7 @@ def run_sync(
         eng.index = None  # the in-memory table may be ahead of the graph: rebuild it next time
         eng.facts.clear()
         eng.resolutions.clear()
+        eng.known = None
         summary = build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}")
         conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
         repo.last_build = json.loads(summary)
@@ -190,12 +191,17 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
+    import time
+
+    t0 = time.perf_counter()
     if w is not None and w.get(repo.id) is not None and w.barrier(repo.id):
         # Cookie seen: every change made before this request is in the dirty set. We run on the writer,
         # so no other batch can take it first.
+        waited = time.perf_counter() - t0
         report = flush_dirty(ctx.daemon, ctx.conn, repo, ctx.progress)
         if report is None:
             report = SyncReport("noop")
+        report.seconds["barrier"] = waited
         return _result(repo, report)
     return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress))
 

@@ -165,6 +165,8 @@ class RepoSync:
         self.facts: dict[str, FileFacts] = {}
         # The resolution last written per file: with the facts, what the graph holds, so edits write diffs.
         self.resolutions: dict[str, FileResolution] = {}
+        # path -> (hash, size, mtimeNs) as the graph holds it; None until first read (and after a failure).
+        self.known: dict[str, tuple[str, int, int]] | None = None
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -174,7 +176,9 @@ class RepoSync:
         """Bring the graph in line with the files. `paths` limits the scan to those (the watcher's dirty set);
         `full` re-parses everything (a rebuild)."""
         t0 = time.perf_counter()
-        known = graphwrite.known_files(conn, self.repo_id)
+        if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
+            self.known = graphwrite.known_files(conn, self.repo_id)
+        known = self.known
         cold = full or not known
         report = SyncReport("cold" if cold else "incremental")
         stats, tasks, present = self._scan(known, paths, cold, report)
@@ -277,7 +281,18 @@ class RepoSync:
                 report.written = graphwrite.write_incremental(conn, batch)
         except Exception:
             self.resolutions.clear()  # the in-memory view may now be ahead of the graph
+            self.known = None
             raise
+        if cold:
+            self.known = {}
+        for path, facts in changed.items():
+            st = batch.stats.get(path, FileStat())
+            self.known[path] = (facts.hash, st.size, st.mtime_ns)
+        for path, st in touched.items():
+            old_hash = self.known.get(path, ("", 0, 0))[0]
+            self.known[path] = (old_hash, st.size, st.mtime_ns)
+        for path in deleted:
+            self.known.pop(path, None)
         for path, res in batch.resolutions.items():
             self.resolutions[path] = res
         for path in deleted:
@@ -349,7 +364,7 @@ class RepoSync:
         if self.index is not None:
             return self.index
         index = RepoIndex(self.repo_id, Path(self.root))
-        known = graphwrite.known_files(conn, self.repo_id)
+        known = self.known if self.known is not None else graphwrite.known_files(conn, self.repo_id)
         missing: list[ParseTask] = []
         for path, (digest, _size, _mtime) in known.items():
             facts = self.cache.get(digest, path)  # for changed files: their *old* facts, by the old hash
