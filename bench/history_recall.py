@@ -354,19 +354,23 @@ def latency(nodes: int, rounds: int, extra_vocab: int) -> dict[str, Any]:
         load_s = time.perf_counter() - t0
         daemon.start()
         samples: list[float] = []
+        first: list[float] = []  # each question's first asking (nothing per-query cached yet)
         with connect(daemon.dirs) as client:
             for text, _ in RANKING_SET[:5]:  # warm up
                 client.request("query", {"repo": root, "text": text})
-            for _ in range(rounds):
+            for round_no in range(rounds):
                 for text, _ in RANKING_SET:
                     start = time.perf_counter()
                     client.request("query", {"repo": root, "text": text})
                     samples.append(time.perf_counter() - start)
+                    if round_no == 0:
+                        first.append(samples[-1])
             inproc = client.request("query", {"repo": root, "text": "retry budget"})
     os.rmdir(root)
     assert inproc["candidates"] > 0, "the bulk-loaded history answered nothing"
     return {"nodes": nodes, "vocabulary": len(set(WORDS)) + extra_vocab, "bulkLoadS": round(load_s, 2),
-            "query": percentiles(samples),
+            "query": percentiles(samples), "firstRound": percentiles(first),
+            "slowest": sorted(((round(s * 1000, 1), i) for i, s in enumerate(samples)), reverse=True)[:5],
             "candidatesExample": inproc["candidates"]}  # fmt: skip
 
 

@@ -45,6 +45,11 @@ class Conn:
         self.in_transaction = False
         self._copied = False
 
+    @property
+    def store(self) -> Store:
+        """The database this connection belongs to (per-database caches key on it)."""
+        return self._store
+
     def _open(self) -> kuzu.Connection:
         conn = kuzu.Connection(self._store.db)
         conn.set_query_timeout(self._timeout_ms)

@@ -257,6 +257,10 @@ def delete_nodes(conn: Conn, table: str, ids: Iterable[str]) -> int:
     """Delete nodes by id (with their edges); for history tables also their HistoryText and vectors."""
     id_list = list(dict.fromkeys(ids))
     extra = ["HistoryText", "HistoryVector"] if table in TABLE_KIND else []
+    if extra:
+        from nexusd.history.rank import forget_docs
+
+        forget_docs(conn, id_list)  # before the delete: a recall reading meanwhile does not cache them again
     for part in chunks(id_list, 500):
         for name in (table, *extra):
             conn.execute(f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n", {"ids": list(part)})
@@ -687,6 +691,9 @@ def forget_value(conn: Conn, value: str, deny: DenyList, repo_ids: Sequence[str]
 
 
 def delete_repo_history(conn: Conn, repo_id: str) -> None:
+    from nexusd.history.rank import forget_repo_docs
+
+    forget_repo_docs(conn, repo_id)
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 

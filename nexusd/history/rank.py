@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -168,6 +170,123 @@ def _from_document(row: list[Any], repo_id: str) -> Hit:
 
 
 _DOC_RETURN = "node.id, node.kind, score, node.signal, node.at, node.parent, node.shown, node.meta"
+_DOC_ROW = "node.id, node.kind, node.repoId, node.userId, node.signal, node.at, node.parent, node.shown, node.meta"
+_FTS_CALL = "CALL QUERY_FTS_INDEX('HistoryText', 'history_fts', $q, top := $k) "
+
+
+class DocCache:
+    """The display rows of HistoryText (what ranking and packing read), keyed by the node's Kuzu internal id.
+
+    Why: a QUERY_FTS_INDEX call returning only `id(node), score` costs ~1.5-3 ms at 50k nodes; every property
+    it also returns is fetched per hit by random access (~50 us per hit and string column: `node.id` alone
+    ~2.5 ms for 50 hits, the display text ~3.5 ms more), which was most of a recall's time.
+    Rows are immutable (content-addressed ids; HistoryText is only inserted and deleted, never SET), so an
+    entry stays right while its node lives; ingest evicts the nodes it deletes (`forget_docs`,
+    `forget_repo_docs`) and bumps `gen`, and a reader adds what it read only if no eviction ran meanwhile.
+    Kuzu 0.11 does not hand a deleted node's offset to a later insert (checked), so an evicted key never
+    comes back meaning another row. Filled in full at start (`preload`, ~0.6 s at 50k) and per query for
+    the hits it lacks (nodes inserted since), from the same FTS call with the columns (the old cost).
+    """
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[int, int], tuple[Any, ...]] = {}
+        self.key_of: dict[str, tuple[int, int]] = {}
+        self.gen = 0
+        self.lock = threading.Lock()
+
+    def add(self, gen: int, found: Sequence[tuple[tuple[int, int], tuple[Any, ...]]]) -> None:
+        with self.lock:
+            if gen != self.gen:
+                return  # an eviction ran while these were read: they may be gone (or going)
+            for key, row in found:
+                self.rows[key] = row
+                self.key_of[row[0]] = key
+
+    def evict(self, ids: Iterable[str]) -> None:
+        with self.lock:
+            self.gen += 1
+            for node_id in ids:
+                key = self.key_of.pop(node_id, None)
+                if key is not None:
+                    self.rows.pop(key, None)
+
+    def evict_repo(self, repo_id: str) -> None:
+        with self.lock:
+            self.gen += 1
+            gone = [key for key, row in self.rows.items() if row[2] == repo_id]
+            for key in gone:
+                self.key_of.pop(self.rows.pop(key)[0], None)
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, DocCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def doc_cache(conn: Conn) -> DocCache:
+    """The cache of the database this connection belongs to (one per Store)."""
+    owner = getattr(conn, "store", conn)
+    with _CACHES_LOCK:
+        cache = _CACHES.get(owner)
+        if cache is None:
+            cache = _CACHES[owner] = DocCache()
+        return cache
+
+
+def forget_docs(conn: Conn, ids: Iterable[str]) -> None:
+    doc_cache(conn).evict(ids)
+
+
+def forget_repo_docs(conn: Conn, repo_id: str) -> None:
+    doc_cache(conn).evict_repo(repo_id)
+
+
+def _key(internal: Any) -> tuple[int, int]:
+    return (int(internal["table"]), int(internal["offset"]))
+
+
+def _cache_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    """(id, kind, repoId, userId, signal, at, parent, shown, meta) from a _DOC_ROW row: strings and floats
+    only, so the garbage collector untracks the tuples and 10^5 entries add nothing to its passes."""
+    node_id, kind, repo_id, user_id, signal, at, parent, shown, meta = row
+    return (node_id, kind, repo_id, user_id or "", float(signal or 0.5), float(at or 0), parent or node_id,
+            shown or "", meta or "")  # fmt: skip
+
+
+def preload(conn: Conn) -> int:
+    """Fill the cache with every HistoryText row (at start, so the first recalls need no fallback)."""
+    cache = doc_cache(conn)
+    gen = cache.gen
+    rows = conn.rows(f"MATCH (node:HistoryText) RETURN id(node), {_DOC_ROW}")
+    cache.add(gen, [(_key(r[0]), _cache_row(r[1:])) for r in rows])
+    return len(rows)
+
+
+def history_candidates(conn: Conn, text: str, repo_id: str, user_id: str, wanted: Sequence[str]) -> list[Hit]:
+    """The shared index's top HISTORY_TOP, then the repository/user/kind filter (Kuzu applies a WHERE after the
+    top-k too), from ids and scores only; display rows come from the cache."""
+    cache = doc_cache(conn)
+    gen = cache.gen
+    params = {"q": text, "k": HISTORY_TOP}
+    scored = conn.rows(_FTS_CALL + "RETURN id(node), score", params)
+    keys = [_key(r[0]) for r in scored]
+    rows = cache.rows
+    if any(k not in rows for k in keys):
+        fetched = [(_key(r[0]), _cache_row(r[1:])) for r in conn.rows(_FTS_CALL + f"RETURN id(node), {_DOC_ROW}", params)]
+        cache.add(gen, fetched)
+        rows = {**rows, **dict(fetched)}
+    kinds = set(wanted)
+    hits: list[Hit] = []
+    for key, (_, score) in zip(keys, scored, strict=True):
+        row = rows.get(key)
+        if row is None:
+            continue  # deleted between the two calls
+        node_id, kind, rid, uid, signal, at, parent, shown, meta = row
+        if rid != repo_id or (uid and uid != user_id) or kind not in kinds:
+            continue
+        hit = Hit(kind, node_id, repo_id, shown, parent, signal, at, data=json.loads(meta) if meta else {})
+        hit.bm25 = float(score)
+        hits.append(hit)
+    return hits
 
 
 def bm25_candidates(
@@ -177,17 +296,7 @@ def bm25_candidates(
     hits: list[Hit] = []
     wanted = [k for k in HISTORY_KINDS if kinds is None or k in kinds]
     if wanted:
-        kind_filter = "" if len(wanted) == len(HISTORY_KINDS) else " AND node.kind IN $kinds"
-        params: dict[str, Any] = {"q": text, "k": HISTORY_TOP, "r": repo_id, "u": user_id}
-        if kind_filter:
-            params["kinds"] = wanted
-        rows = conn.rows(
-            "CALL QUERY_FTS_INDEX('HistoryText', 'history_fts', $q, top := $k) WITH node, score "
-            f"WHERE node.repoId = $r AND (node.userId = '' OR node.userId IS NULL OR node.userId = $u){kind_filter} "
-            f"RETURN {_DOC_RETURN}",
-            params,
-        )
-        hits.extend(_from_document(row, repo_id) for row in rows)
+        hits.extend(history_candidates(conn, text, repo_id, user_id, wanted))
     for kind, table, index, _scope, projection in SOURCES:
         if index is None or (kinds is not None and kind not in kinds):
             continue

@@ -471,6 +471,7 @@ def _startup_task(daemon: Daemon) -> Any:
                 conn, archive_path(daemon), registry(daemon), deny_list(daemon), ingest.history_user()
             )
         out.update(ingest_spool_now(daemon, conn))
+        out["recallCache"] = rank.preload(conn)  # display rows of the history index, so recall reads ids only
         return out
 
     return task
