@@ -3,7 +3,9 @@
 Both arms are driven by scripted stub models, so the numbers compare the work the *tools* require, not the
 luck of a model:
 - NEXUS arm: the agent's stub provider through `nexus mcp` (the real bridge, a real daemon):
-  task 1 locate -> impact (depth 1), task 2 locate -> context, task 3 recall.
+  task 1 locate -> impact (depth 1), task 2 locate -> context (depth 1, budget 4000) and, for what context
+  had to leave out, impact (depth 1) for the remaining callers and neighbors (calls, out) for the remaining
+  callees, task 3 recall.
 - Filesystem arm: `grep` (every matching line, like `grep -rn`) and `read` (a whole file), with reads capped at
   FILE_CAP = 25 files per task. Task 1: grep the name, read up to 25 matching files, report the function around
   each match. Task 2: grep the definition, read its file, then as task 1 for its callers. Task 3: grep the symbol
@@ -321,8 +323,8 @@ def _bench(root: Path) -> dict[str, Any]:
         tasks = {}
         for task in (1, 2, 3):
             needed = {1: ("locate", "impact"), 2: ("locate", "context"), 3: ("recall",)}[task]
-            nexus = (nexus_task(root, env, task, target) if all(n in catalogue for n in needed)
-                     else {"unavailable": f"daemon lacks {[n for n in needed if n not in catalogue]}"})
+            nexus: dict[str, Any] = (nexus_task(root, env, task, target) if all(n in catalogue for n in needed)
+                                     else {"unavailable": f"daemon lacks {[n for n in needed if n not in catalogue]}"})
             fs = fs_task(root, task, target, fact)
             for arm in (nexus, fs):
                 if "answer" not in arm:

@@ -83,6 +83,11 @@ def symbol_ref(item: dict[str, Any] | None, fallback: str) -> str:
 Script = Generator[Step, list[dict[str, Any]], None]
 
 
+# Tokens the neighbourhood script gives `context` (the daemon's default, 1500, fits a symbol with a dozen
+# neighbours); what still does not fit is fetched as plain lists, which cost less per item than ranked context.
+CONTEXT_BUDGET = 4000
+
+
 class StubProvider:
     """A scripted model. `plan` picks the script: impact (the agent's default), neighbourhood, recall."""
 
@@ -197,11 +202,32 @@ class StubProvider:
         yield Step(text=f"impact of {self.symbol}")
 
     def _plan_neighbourhood(self) -> Script:
-        """locate -> context: where a symbol is and what is around it."""
+        """locate -> context (depth 1, a budget for a whole neighbourhood) -> whatever context had to leave out:
+        the remaining callers through impact (depth 1), the remaining callees through neighbors (calls, out)."""
         target = yield from self._locate()
-        if self._has("context"):
-            yield self._named("context", target, "symbol", "id", "target", "name")
+        if not self._has("context"):
+            yield Step(text=f"neighbourhood of {self.symbol}")
+            return
+        ctx = self._ok((yield self._named("context", target, "symbol", "id", "target", "name",
+                                          **self._within("context", depth=1, budget=CONTEXT_BUDGET))))  # fmt: skip
+        left = ((ctx or {}).get("truncated") or {}).get("remainingByRelation") or {}
+        if left.get("caller") and self._has("impact"):
+            yield self._named("impact", target, "symbol", "id", "target", "name", **self._within("impact", depth=1, limit=1000))
+        if left.get("callee") and self._has("neighbors"):
+            yield self._named("neighbors", target, "node", "symbol", "id",
+                              **self._within("neighbors", direction="out", edgeKinds=["calls"], depth=1, limit=1000))  # fmt: skip
         yield Step(text=f"neighbourhood of {self.symbol}")
+
+    def _within(self, tool: str, **wanted: Any) -> dict[str, Any]:
+        """The arguments the tool takes, numbers capped at the schema's maximum."""
+        spec = self._tools.get(tool)
+        props = spec.input_schema.get("properties", {}) if spec is not None else {}
+        out: dict[str, Any] = {}
+        for arg, value in wanted.items():
+            if arg in props:
+                top = props[arg].get("maximum") if isinstance(props[arg], dict) else None
+                out[arg] = min(value, top) if isinstance(value, int) and top is not None else value
+        return out
 
     def _plan_recall(self) -> Script:
         """recall: what earlier sessions concluded."""

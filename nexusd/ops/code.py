@@ -236,6 +236,9 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo.id})
     registry(ctx).remove(repo.id)
     ctx.daemon.services.get("engines", {}).pop(repo.id, None)
+    snapshots = ctx.daemon.services.get("query.snapshots")
+    if snapshots is not None:
+        snapshots.drop(repo.id)  # the in-daemon copy the query ops answer from
     w = watcher(ctx.daemon)
     if w is not None:
         w.unwatch(repo.id)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BadRequest
 from ..query import graphq, paging
 from ..query import locate as locate_mod
-from ..query.snapshot import Snapshots
+from ..query.snapshot import FileData, Snapshots
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, require_repo, with_freshness
 from .code import GRAPH_LISTENERS
@@ -276,9 +276,38 @@ def importers(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _on_batch(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn) -> None:
     snaps = snapshots(daemon)
     affected = getattr(report, "affected_paths", None)
-    reload = report.mode == "cold" or (bool(report.affected) and affected is None)
+    if report.mode == "cold":
+        # The graph now holds exactly the batch's files: build the snapshot from the engine's copy of them in
+        # the background (no Kuzu reads, the writer goes on), or drop it if the engine cannot say.
+        files = _engine_files(daemon, repo, report.changed_paths, ())
+        if files is not None:
+            snaps.build_from(repo, [(p, d) for p, d in files.items() if d is not None], repo.graph_version)
+        else:
+            snaps.on_batch(repo, set(), reload=True, conn=conn)
+        return
+    reload = bool(report.affected) and affected is None
     changed = set(report.changed_paths) | set(report.deleted_paths) | set(affected or ())
-    snaps.on_batch(repo, changed, reload=reload, conn=conn)
+    present = sorted(changed - set(report.deleted_paths))
+    files = None if reload else _engine_files(daemon, repo, present, report.deleted_paths)
+    snaps.on_batch(repo, changed, reload=reload, conn=conn, files=files)
+
+
+def _engine_files(daemon: Daemon, repo: Repo, present: list[str], deleted: list[str] | tuple[()]) -> dict[str, FileData | None] | None:
+    """What the sync engine just wrote for these files (facts, resolution), or None if it does not hold all of
+    them (then the snapshot follows the graph instead). Called on the writer thread, which owns the engine."""
+    eng = daemon.services.get("engines", {}).get(repo.id)
+    if eng is None:
+        return None
+    out: dict[str, FileData | None] = {}
+    for path in present:
+        facts = eng.facts.get(path)
+        res = eng.resolutions.get(path)
+        if facts is None or res is None:
+            return None
+        out[path] = (facts, res)
+    for path in deleted:
+        out[path] = None
+    return out
 
 
 def start(daemon: Daemon) -> None:

@@ -7,8 +7,9 @@ with the semantic key as the last tie-breaker, so an answer is a function of (re
 
 from __future__ import annotations
 
+import heapq
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,8 @@ class Req:
 
 def confine(repo: Repo, path: str) -> str:
     """A repository-relative path for `path`, refusing anything outside the root (`..`, absolute, symlinks)."""
+    if "\x00" in path:  # found by fuzzing: os.path.realpath raises ValueError on NUL, which surfaced as `internal`
+        raise BadRequest("a path cannot hold a NUL byte")
     root = os.path.realpath(repo.root)
     raw = path if os.path.isabs(path) else os.path.join(root, path)
     full = os.path.realpath(raw)
@@ -538,16 +541,14 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     max_paths = int(req.args.get("maxPaths", 5))
     offset = req.offset()
     want = offset + max_paths + 1
-    dist = _undirected_dist(snap, dst, max_depth)
+    balls = _Balls(snap, src, dst)
+    shortest = balls.shortest(max_depth)
     found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     budget = {"n": 0}
     cut_reason = None
-    if src.id in dist:
-        for length in range(max(1, dist[src.id]), max_depth + 1):
-            batch: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-            _enumerate(snap, src, dst, length, dist, [src.id], [], batch, budget, req.clock)
-            batch.sort(key=lambda t: t[0])
-            found += batch
+    if shortest is not None:
+        for length in range(max(1, shortest), max_depth + 1):
+            found += _best_paths(snap, src, dst, length, balls.pruning(length), want - len(found), budget, req.clock)
             if budget["n"] >= MAX_EXPANSIONS:
                 cut_reason = "expansions"
                 break
@@ -563,7 +564,7 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
         "to": dst.ref(),
         "maxDepth": max_depth,
         "paths": shown,
-        "shortest": dist.get(src.id),
+        "shortest": shortest,
     }
     if cut:
         cut["bound"] = "maxPaths"
@@ -575,56 +576,143 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     return out
 
 
-def _undirected_dist(snap: Snapshot, dst: Sym, max_depth: int) -> dict[str, int]:
-    dist = {dst.id: 0}
-    frontier = [dst.id]
-    for d in range(1, max_depth + 1):
-        nxt = []
-        for node in frontier:
-            for adj in (snap.calls_out, snap.calls_in):
+class _Balls:
+    """Undirected call-distance balls around both ends, grown one layer at a time on the cheaper side.
+
+    `_best_paths` prunes a step to `v` with `left` hops to go unless dist(v, dst) <= left - 1. Walking the whole
+    radius-maxDepth ball around `dst` to know that (the old way) touched most of a large graph through its hubs.
+    Instead, for a path length L, take the ball S around src and T around dst with radii a + b = L, and measure
+    distances to dst inside S | T only: for any v the enumeration reaches at step k (so dist(src, v) <= k), a
+    shortest v->dst path of length <= L - k stays inside S | T (its node j hops on has dist(src, .) <= k + j, so
+    it is in S while k + j <= a, and dist(., dst) <= L - k - j < b after that). The test passes for exactly the
+    same nodes, so the answer is unchanged; only the work shrinks (two radius-L/2 balls, not one radius-L ball).
+    """
+
+    def __init__(self, snap: Snapshot, src: Sym, dst: Sym):
+        self.snap = snap
+        self.dst = dst.id
+        self.src = src.id
+        self.sides = [{src.id: 0}, {dst.id: 0}]  # node -> hops, around src and around dst
+        self.frontiers = [[src.id], [dst.id]]
+        self.radius = [0, 0]
+
+    def _neighbours(self, node: str) -> Iterator[str]:
+        for adj in (self.snap.calls_out, self.snap.calls_in):
+            for e in adj.get(node, ()):
+                yield e.other
+
+    def _grow(self, side: int) -> None:
+        dist, nxt = self.sides[side], []
+        d = self.radius[side] + 1
+        for node in self.frontiers[side]:
+            for other in self._neighbours(node):
+                if other not in dist:
+                    dist[other] = d
+                    nxt.append(other)
+        self.frontiers[side] = nxt
+        self.radius[side] = d
+
+    def _cheaper(self) -> int:
+        """The side whose next layer costs less to grow (by adjacency entries); an exhausted side never."""
+        cost = [sum(len(self.snap.calls_out.get(n, ())) + len(self.snap.calls_in.get(n, ())) for n in f)
+                for f in self.frontiers]  # fmt: skip
+        return 0 if cost[0] <= cost[1] else 1
+
+    def _reach(self, total: int) -> None:
+        while self.radius[0] + self.radius[1] < total:
+            if not self.frontiers[0] and not self.frontiers[1]:
+                return  # both components exhausted: every distance is known
+            self._grow(self._cheaper())
+
+    def shortest(self, max_depth: int) -> int | None:
+        """Hops between src and dst ignoring direction (bidirectional BFS), None beyond max_depth."""
+        best: int | None = None
+        while True:
+            a, b = self.sides
+            small, large = (a, b) if len(a) <= len(b) else (b, a)
+            for node, d in small.items():
+                other = large.get(node)
+                if other is not None and (best is None or d + other < best):
+                    best = d + other
+            if best is not None and best <= self.radius[0] + self.radius[1] + 1:
+                return best if best <= max_depth else None  # no undiscovered path can be shorter
+            if self.radius[0] + self.radius[1] >= max_depth or not (self.frontiers[0] or self.frontiers[1]):
+                return None
+            self._grow(self._cheaper())
+
+    def pruning(self, length: int) -> dict[str, int]:
+        """Distances to dst that decide every pruning test of a length-`length` enumeration (see above)."""
+        self._reach(length)
+        inside = self.sides[0].keys() | self.sides[1].keys()
+        dist = {self.dst: 0}
+        frontier = [self.dst]
+        for d in range(1, length):
+            nxt = []
+            for node in frontier:
+                for other in self._neighbours(node):
+                    if other not in dist and other in inside:
+                        dist[other] = d
+                        nxt.append(other)
+            frontier = nxt
+            if not frontier:
+                break
+        return dist
+
+
+def _best_paths(
+    snap: Snapshot, src: Sym, dst: Sym, length: int, dist: dict[str, int], need: int, budget: dict[str, int],
+    clock: paging.Clock,
+) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The first `need` simple paths of exactly `length` hops, in answer order: (turns, -confidence, keys).
+
+    Best-first over partial paths instead of enumerating every path of the length and sorting: each part of
+    the order can only grow along a path (turns never decrease, confidence never rises since every edge's is
+    at most 1, and a key sequence sorts before its extensions), so a complete path leaves the heap only after
+    every path that sorts before it. Paths through hubs run to the thousands; the answer needs a handful.
+    """
+    out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    far = 1 << 30
+    step_cache: dict[tuple[str, int], list[tuple[str, str, Edge]]] = {}
+    # (turns, -confidence, keys, ids, hops as (direction, edge)); keys name a path uniquely, so no ties.
+    heap: list[tuple[int, float, tuple[str, ...], tuple[str, ...], tuple[tuple[str, Edge], ...]]] = [
+        (0, -1.0, (src.key,), (src.id,), ())
+    ]
+    while heap and len(out) < need:
+        turns, neg_conf, keys, ids, hops = heapq.heappop(heap)
+        node = ids[-1]
+        left = length - len(hops)
+        if node == dst.id:
+            if left == 0:
+                rows = [{"from": keys[i], "to": keys[i + 1], "direction": d, "resolution": e.resolution,
+                         "confidence": round(e.confidence, 4)} for i, (d, e) in enumerate(hops)]  # fmt: skip
+                row = {"length": len(hops), "confidence": round(-neg_conf, 4), "nodes": list(keys), "hops": rows}
+                out.append(((turns, neg_conf, list(keys)), row))
+            continue
+        if left == 0 or budget["n"] >= MAX_EXPANSIONS or (budget["n"] & 1023 == 0 and clock.over()):
+            if left:
+                break  # a bound: what was found so far is the answer's beginning
+            continue
+        budget["n"] += 1
+        steps = step_cache.get((node, left))
+        if steps is None:  # a hub is reached by many prefixes: scan its thousands of edges once per `left`
+            found: dict[str, tuple[str, Edge]] = {}
+            for direction, adj in (("out", snap.calls_out), ("in", snap.calls_in)):
                 for e in adj.get(node, ()):
-                    if e.other not in dist:
-                        dist[e.other] = d
-                        nxt.append(e.other)
-        frontier = nxt
-        if not frontier:
-            break
-    return dist
-
-
-def _enumerate(
-    snap: Snapshot, node: Sym, dst: Sym, left: int, dist: dict[str, int], path: list[str], hops: list[dict[str, Any]],
-    out: list[tuple[tuple[Any, ...], dict[str, Any]]], budget: dict[str, int], clock: paging.Clock,
-) -> None:
-    if node.id == dst.id:
-        if left == 0:
-            conf = 1.0
-            for h in hops:
-                conf *= h["confidence"]
-            turns = sum(1 for a, b in zip(hops, hops[1:], strict=False) if a["direction"] != b["direction"])
-            keys = [snap.by_id[i].key for i in path]
-            row = {"length": len(hops), "confidence": round(conf, 4), "nodes": keys, "hops": list(hops)}
-            out.append(((turns, -conf, keys), row))
-        return
-    if left == 0 or budget["n"] >= MAX_EXPANSIONS or (budget["n"] & 1023 == 0 and clock.over()):
-        return
-    budget["n"] += 1
-    steps: dict[str, tuple[str, Edge]] = {}
-    for direction, adj in (("out", snap.calls_out), ("in", snap.calls_in)):
-        for e in adj.get(node.id, ()):
-            if e.other in path or dist.get(e.other, 1 << 30) > left - 1 or e.other in steps:
+                    if e.other not in found and dist.get(e.other, far) <= left - 1:
+                        found[e.other] = (direction, e)
+            steps = step_cache[(node, left)] = [(o, d, e) for o, (d, e) in found.items()]
+        last = hops[-1][0] if hops else None
+        for other_id, direction, e in steps:
+            if other_id in ids:
                 continue
-            steps[e.other] = (direction, e)
-    for other_id in sorted(steps, key=lambda i: snap.by_id[i].key):
-        direction, e = steps[other_id]
-        other = snap.by_id[other_id]
-        hop = {"from": node.key, "to": other.key, "direction": direction, "resolution": e.resolution,
-               "confidence": round(e.confidence, 4)}  # fmt: skip
-        path.append(other_id)
-        hops.append(hop)
-        _enumerate(snap, other, dst, left - 1, dist, path, hops, out, budget, clock)
-        path.pop()
-        hops.pop()
+            heapq.heappush(heap, (
+                turns + (1 if last is not None and last != direction else 0),
+                neg_conf * round(e.confidence, 4),
+                (*keys, snap.by_id[other_id].key),
+                (*ids, other_id),
+                (*hops, (direction, e)),
+            ))  # fmt: skip
+    return out
 
 
 # -- imports ------------------------------------------------------------------------------------------

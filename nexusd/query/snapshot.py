@@ -6,9 +6,11 @@ copy instead: symbols (display fields only; doc and source stay in the graph), C
 and INHERITS adjacency both ways, the names behind unresolved calls, and the identifier token indexes of
 `locate.py`.
 
-Lifecycle: loaded per repository on first use by a reader (one load at a time), then kept current by a
-GRAPH_LISTENER on the writer thread, which re-reads only the files a batch changed (plus the files it
-re-resolved, when the sync report lists them; otherwise the copy is dropped and reloaded on next use).
+Lifecycle (see `Snapshots`): after a cold index, built on a background thread from the sync engine's facts and
+resolutions (the rows graphwrite wrote, no Kuzu reads; readers that arrive meanwhile wait for it); when the
+engine cannot say what the graph holds (after a daemon restart), loaded from the graph by the first reader (one
+load at a time). Either way kept current by a GRAPH_LISTENER on the writer thread, which redoes only the files a
+batch changed, deleted or re-resolved: from the engine's copy of them, or by reading them from the graph.
 Readers hold a shared lock for the whole of one answer; a delta holds it exclusively for a few milliseconds, so an
 answer never sees half a batch. Indexes hold integer slots and are filtered on read: a symbol that leaves frees its
 slot (set to None) and dead entries are skipped, so a delta never rewrites the big token lists.
@@ -18,20 +20,28 @@ from __future__ import annotations
 
 import bisect
 import functools
+import gc
 import logging
 import re
 import threading
+import time
 from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..textsplit import split_identifier
 
 if TYPE_CHECKING:
+    from ..parse.facts import FileFacts
     from ..repos import Repo
+    from ..resolve.base import FileResolution
     from ..store import Conn
+
+# What the sync engine holds for one file after a batch: its facts and the resolution written with them
+# (None: the file left the graph).
+FileData = tuple["FileFacts", "FileResolution | None"]
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +77,14 @@ class Sym:
                 "line": self.start}  # fmt: skip
 
 
-@dataclass(slots=True, frozen=True)
-class Edge:
+class Edge(NamedTuple):  # (a tuple: a load builds two per call edge, and a frozen dataclass costs 4x as much)
     other: str  # the symbol at the far end
     confidence: float
     resolution: str
     line: int
 
 
-@dataclass(slots=True, frozen=True)
-class Import:
+class Import(NamedTuple):
     other: str  # the file path at the far end
     specifier: str
     line: int
@@ -184,17 +192,65 @@ class Snapshot:
         }
 
     # -- loading ------------------------------------------------------------------------------------
+    #
+    # Two sources, one result: the graph (`load`/`apply`, Kuzu reads) or the sync engine's facts and
+    # resolutions (`build`/`apply_files`, turned into rows by the same graphwrite functions that wrote the
+    # graph, so ids, keys, properties and edges are the graph's). Both feed the `_add_*` helpers below.
 
     def load(self, conn: Conn, version: int) -> None:
-        """Read the whole repository (caller holds the write lock)."""
+        """Read the whole repository from the graph (caller holds the write lock)."""
         self.__init__(self.repo_id)  # type: ignore[misc]
-        self._read(conn, None)
+        with _gc_paused():
+            self._read(conn, None)
         self.sorted_names = sorted(self.name_lower)
         _split.cache_clear()
+        _path_tokens.cache_clear()
+        self.version = version
+
+    def build(self, files: Iterable[tuple[str, FileData]], version: int) -> None:
+        """The whole repository from what the sync engine wrote: every file of the graph with its facts and
+        resolution (no Kuzu reads; the snapshot must not be visible to readers yet, or the caller holds the
+        write lock)."""
+        self.__init__(self.repo_id)  # type: ignore[misc]
+        with _gc_paused():
+            self._ingest(list(files), incremental=False)
+        self.sorted_names = sorted(self.name_lower)
+        _split.cache_clear()
+        _path_tokens.cache_clear()
         self.version = version
 
     def apply(self, conn: Conn, version: int, paths: set[str]) -> None:
         """Forget everything in `paths` and read those files again (caller holds the write lock)."""
+        self._drop_paths(paths)
+        self._read(conn, sorted(paths))
+        self.version = version
+
+    def apply_files(self, version: int, files: dict[str, FileData | None]) -> None:
+        """Forget everything in `files` and add them again from the engine's facts and resolutions (None: the
+        file was deleted). Edges that files outside the batch had into these files' symbols (and imports into
+        these files) survive where their target does, as they do in the graph (caller holds the write lock)."""
+        batch = set(files)
+        rels = ((self.calls_out, self.calls_in), (self.inherits_out, self.inherits_in))
+        kept: list[list[tuple[str, str, float, str, int]]] = [[] for _ in rels]
+        kept_imports: list[tuple[str, str, str, int, str, float]] = []
+        for path in batch:
+            for sid in self.by_file.get(path, ()):
+                for n, (_, inn) in enumerate(rels):
+                    for e in inn.get(sid, ()):
+                        src = self.by_id.get(e.other)
+                        if src is not None and src.path not in batch:
+                            kept[n].append((e.other, sid, e.confidence, e.resolution, e.line))
+            if files[path] is not None:
+                kept_imports += [(i.other, path, i.specifier, i.line, i.resolution, i.confidence)
+                                 for i in self.imports_in.get(path, ()) if i.other not in batch]  # fmt: skip
+        self._drop_paths(batch)
+        self._ingest([(p, d) for p, d in sorted(files.items()) if d is not None], incremental=True)
+        for (out, inn), rows in zip(rels, kept, strict=True):
+            self._add_edges(out, inn, rows)  # (a target that left drops its edges here)
+        self._add_imports([r for r in kept_imports if r[0] in self.files and r[1] in self.files], dedupe=False)
+        self.version = version
+
+    def _drop_paths(self, paths: Iterable[str]) -> None:
         for path in paths:
             for sid in self.by_file.pop(path, []):
                 self._forget(sid)
@@ -203,8 +259,6 @@ class Snapshot:
                 self.imports_in[imp.other] = [i for i in self.imports_in.get(imp.other, []) if i.other != path]
             for imp in self.imports_in.pop(path, []):
                 self.imports_out[imp.other] = [i for i in self.imports_out.get(imp.other, []) if i.other != path]
-        self._read(conn, sorted(paths))
-        self.version = version
 
     def _forget(self, sid: str) -> None:
         sym = self.by_id.pop(sid, None)
@@ -231,7 +285,7 @@ class Snapshot:
                 self.unresolved_by_tail[_tail(raw)] = [x for x in lst2 if x[0] != sid]
 
     def _read(self, conn: Conn, paths: list[str] | None) -> None:
-        """Read files, symbols, containment and edges: of the repository, or of some of its files."""
+        """Read files, symbols, containment and edges from the graph: of the repository, or of some files."""
         p: dict[str, Any] = {"r": self.repo_id}
         only = ""
         if paths is not None:
@@ -242,36 +296,109 @@ class Snapshot:
         ):
             self.files[path] = (fid, role or "")
         incremental = paths is not None
-        fresh: list[Sym] = []
         for row in conn.rows("MATCH (s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + f" RETURN {_SYM_COLS}", p):
-            sid = row[0]
-            if sid in self.by_id:
-                continue
-            raw = tuple(x for x in (row[11] or "").split("\n") if x)
-            sym = Sym(
-                slot=len(self.slots), id=sid, key=row[1] or "", name=row[2] or "", qname=row[3] or "",
-                kind=row[4] or "", path=row[5] or "", start=row[6] or 0, end=row[7] or 0,
-                signature=row[8] or "", exported=bool(row[9]), unresolved_count=row[10] or 0, unresolved=raw,
-            )  # fmt: skip
-            self.slots.append(sym)
-            self.by_id[sid] = sym
-            self.by_key[sym.key] = sym
-            self.by_file.setdefault(sym.path, []).append(sid)
-            fresh.append(sym)
-            self._index(sym, row[12] or "")
-            for r in raw:
-                self.unresolved_by_tail.setdefault(_tail(r), []).append((sid, r))
-            if incremental:
-                low = sym.name.lower()
-                pos = bisect.bisect_left(self.sorted_names, low)
-                if pos == len(self.sorted_names) or self.sorted_names[pos] != low:
-                    self.sorted_names.insert(pos, low)
-        # CONTAINS between symbols (a file's top-level symbols have no parent symbol).
-        touched_parents: set[str] = set()
-        for parent, child in conn.rows(
-            "MATCH (p:Symbol)-[:CONTAINS]->(s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + " RETURN p.id, s.id",
-            p,
+            self._add_symbol(row, incremental)
+        self._add_contains(
+            conn.rows(
+                "MATCH (p:Symbol)-[:CONTAINS]->(s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + " RETURN p.id, s.id",
+                p,
+            )
+        )
+        for rel, out, inn in (
+            ("POSSIBLY_CALLS", self.calls_out, self.calls_in),
+            ("INHERITS", self.inherits_out, self.inherits_in),
         ):
+            line = "e.line" if rel == "POSSIBLY_CALLS" else "0"
+            rows: list[list[Any]] = []
+            for end in ["a", "b"] if incremental else ["a"]:
+                q = f"MATCH (a:Symbol)-[e:{rel}]->(b:Symbol) WHERE {end}.repoId = $r" + only.format(v=end)
+                rows += conn.rows(f"{q} RETURN a.id, b.id, e.confidence, e.resolution, {line}", p)
+            self._add_edges(out, inn, rows)
+        imports: list[list[Any]] = []
+        for end in ["a", "b"] if incremental else ["a"]:
+            q = f"MATCH (a:File)-[e:IMPORTS]->(b:File) WHERE {end}.repoId = $r" + only.format(v=end)
+            imports += conn.rows(f"{q} RETURN a.path, b.path, e.specifier, e.line, e.resolution, e.confidence", p)
+        self._add_imports(imports, dedupe=True)
+
+    def _ingest(self, files: list[tuple[str, FileData]], incremental: bool) -> None:
+        """Add files from the engine's facts and resolutions, as graphwrite turns them into rows.
+
+        The symbol fields and CONTAINS pairs follow graphwrite.symbol_rows/contains_rows (ids, keys, the same
+        truncations) without the columns the snapshot does not keep (searchText, contentHash: a third of the
+        cost); edges come from graphwrite.edge_rows itself. tests/query/test_snapshot_build.py holds the two
+        sources equal.
+        """
+        from ..parse.facts import file_id, semantic_key, symbol_id
+        from ..sync.graphwrite import edge_rows
+
+        repo = self.repo_id
+        for _path, (facts, _res) in files:
+            self.files[facts.path] = (file_id(repo, facts.path), facts.role or "")
+        by_fid = {fid: path for path, (fid, _) in self.files.items()}
+        nested: list[tuple[str, str]] = []
+        calls: list[tuple[Any, ...]] = []
+        imports: list[tuple[Any, ...]] = []
+        add_symbol = self._add_symbol
+        for _path, (facts, res) in files:
+            path, lang = facts.path, facts.language
+            unresolved = res.unresolved if res is not None else {}
+            first: dict[str, str] = {}  # qualified name -> id of its first symbol (contains_rows' parent lookup)
+            ids: list[str] = []
+            for sym in facts.symbols:
+                sid = symbol_id(repo, path, sym.kind, sym.qualified_name, sym.occurrence)
+                ids.append(sid)
+                first.setdefault(sym.qualified_name, sid)
+                raw = unresolved.get(sid)
+                add_symbol(
+                    (sid, semantic_key(lang, sym.kind, path, sym.qualified_name, sym.occurrence), sym.name,
+                     sym.qualified_name, sym.kind, path, sym.start_line, sym.end_line, sym.signature[:300],
+                     sym.exported, len(raw) if raw else 0, "\n".join(raw[:200]) if raw else "", sym.doc[:500]),
+                    incremental,
+                )  # fmt: skip
+            for sym, sid in zip(facts.symbols, ids, strict=True):
+                parent = first.get(sym.parent) if sym.parent else None
+                if parent is not None and parent != sid:
+                    nested.append((parent, sid))
+            if res is not None:
+                imp, call = edge_rows(repo, res)
+                calls += call
+                for a, b, spec, ln, how, conf in imp:
+                    if a in by_fid and b in by_fid:
+                        imports.append((by_fid[a], by_fid[b], spec, ln, how, conf))
+        self._add_contains(nested)
+        self._add_edges(self.calls_out, self.calls_in, [(a, b, conf, how, ln) for a, b, ln, how, conf in calls])
+        self._add_imports(imports, dedupe=True)
+
+    # Rows below are in the graph's shapes: symbols as _SYM_COLS, edges (from id, to id, confidence,
+    # resolution, line), imports (from path, to path, specifier, line, resolution, confidence).
+
+    def _add_symbol(self, row: Any, incremental: bool) -> None:
+        sid = row[0]
+        if sid in self.by_id:
+            return
+        raw = tuple(x for x in row[11].split("\n") if x) if row[11] else ()
+        sym = Sym(
+            slot=len(self.slots), id=sid, key=row[1] or "", name=row[2] or "", qname=row[3] or "",
+            kind=row[4] or "", path=row[5] or "", start=row[6] or 0, end=row[7] or 0,
+            signature=row[8] or "", exported=bool(row[9]), unresolved_count=row[10] or 0, unresolved=raw,
+        )  # fmt: skip
+        self.slots.append(sym)
+        self.by_id[sid] = sym
+        self.by_key[sym.key] = sym
+        self.by_file.setdefault(sym.path, []).append(sid)
+        self._index(sym, row[12] or "")
+        for r in raw:
+            self.unresolved_by_tail.setdefault(_tail(r), []).append((sid, r))
+        if incremental:
+            low = sym.name.lower()
+            pos = bisect.bisect_left(self.sorted_names, low)
+            if pos == len(self.sorted_names) or self.sorted_names[pos] != low:
+                self.sorted_names.insert(pos, low)
+
+    def _add_contains(self, pairs: Iterable[Any]) -> None:
+        """CONTAINS between symbols (a file's top-level symbols have no parent symbol)."""
+        touched_parents: set[str] = set()
+        for parent, child in pairs:
             member = self.by_id.get(child)
             if member is not None and parent in self.by_id:
                 member.parent = parent
@@ -281,44 +408,51 @@ class Snapshot:
                     touched_parents.add(parent)
         for parent in touched_parents:
             self.children[parent].sort(key=lambda c: (self.by_id[c].start, self.by_id[c].key))
-        for rel, out, inn in (
-            ("POSSIBLY_CALLS", self.calls_out, self.calls_in),
-            ("INHERITS", self.inherits_out, self.inherits_in),
-        ):
-            line = "e.line" if rel == "POSSIBLY_CALLS" else "0"
-            ends = ["a", "b"] if incremental else ["a"]
-            touched: set[tuple[int, str]] = set()
-            # Every edge read here is new to the adjacency (_forget dropped both ends' edges): dedupe locally.
-            pairs: set[tuple[str, str]] = set()
-            for end in ends:
-                q = f"MATCH (a:Symbol)-[e:{rel}]->(b:Symbol) WHERE {end}.repoId = $r" + only.format(v=end)
-                for a, b, conf, res, ln in conn.rows(f"{q} RETURN a.id, b.id, e.confidence, e.resolution, {line}", p):
-                    if a not in self.by_id or b not in self.by_id or (a, b) in pairs:
-                        continue  # one edge per ordered pair: the walk needs no more
-                    pairs.add((a, b))
-                    conf = float(conf if conf is not None else 1.0)
-                    out.setdefault(a, []).append(Edge(b, conf, res or "", ln or 0))
-                    inn.setdefault(b, []).append(Edge(a, conf, res or "", ln or 0))
-                    touched.add((0, a))
-                    touched.add((1, b))
-            for side, sid in touched:
-                (out if side == 0 else inn)[sid].sort(key=self._edge_order)
 
+    def _add_edges(self, out: dict[str, list[Edge]], inn: dict[str, list[Edge]], rows: Iterable[Any]) -> None:
+        touched_out: set[str] = set()
+        touched_in: set[str] = set()
+        # Every edge added here is new to the adjacency (_forget dropped both ends' edges): dedupe locally.
+        pairs: set[tuple[str, str]] = set()
+        by_id = self.by_id
+        for a, b, conf, res, ln in rows:
+            if a not in by_id or b not in by_id or (a, b) in pairs:
+                continue  # one edge per ordered pair: the walk needs no more
+            pairs.add((a, b))
+            conf = float(conf if conf is not None else 1.0)
+            res = res or ""
+            ln = ln or 0
+            lst = out.get(a)
+            if lst is None:
+                out[a] = [Edge(b, conf, res, ln)]
+            else:
+                lst.append(Edge(b, conf, res, ln))
+            lst = inn.get(b)
+            if lst is None:
+                inn[b] = [Edge(a, conf, res, ln)]
+            else:
+                lst.append(Edge(a, conf, res, ln))
+            touched_out.add(a)
+            touched_in.add(b)
+        order = self._edge_order
+        for sid in touched_out:
+            out[sid].sort(key=order)
+        for sid in touched_in:
+            inn[sid].sort(key=order)
+
+    def _add_imports(self, rows: Iterable[Any], *, dedupe: bool) -> None:
         touched_files: set[tuple[int, str]] = set()
         seen_imports: set[tuple[str, str, int]] = set()
-        for end in (["a", "b"] if incremental else ["a"]):
-            q = f"MATCH (a:File)-[e:IMPORTS]->(b:File) WHERE {end}.repoId = $r" + only.format(v=end)
-            for a, b, spec, ln, res, conf in conn.rows(
-                f"{q} RETURN a.path, b.path, e.specifier, e.line, e.resolution, e.confidence", p
-            ):
+        for a, b, spec, ln, res, conf in rows:
+            if dedupe:
                 if (a, b, ln or 0) in seen_imports:
                     continue
                 seen_imports.add((a, b, ln or 0))
-                conf = float(conf if conf is not None else 1.0)
-                self.imports_out.setdefault(a, []).append(Import(b, spec or "", ln or 0, res or "", conf))
-                self.imports_in.setdefault(b, []).append(Import(a, spec or "", ln or 0, res or "", conf))
-                touched_files.add((0, a))
-                touched_files.add((1, b))
+            conf = float(conf if conf is not None else 1.0)
+            self.imports_out.setdefault(a, []).append(Import(b, spec or "", ln or 0, res or "", conf))
+            self.imports_in.setdefault(b, []).append(Import(a, spec or "", ln or 0, res or "", conf))
+            touched_files.add((0, a))
+            touched_files.add((1, b))
         for side, path in touched_files:
             (self.imports_out if side == 0 else self.imports_in)[path].sort(key=lambda i: (i.other, i.line))
 
@@ -328,34 +462,79 @@ class Snapshot:
 
     def _index(self, sym: Sym, doc: str) -> None:
         slot = sym.slot
-        _add(self.name_exact, sym.name, slot)
-        _add(self.name_lower, sym.name.lower(), slot)
-        _add(self.qname_lower, sym.qname.lower(), slot)
-        parts = _split(sym.name)
+        name = sym.name
+        for index, token in ((self.name_exact, name), (self.name_lower, name.lower()), (self.qname_lower, sym.qname.lower())):
+            arr = index.get(token)
+            if arr is None:
+                index[token] = array("i", (slot,))
+            else:
+                arr.append(slot)
+        parts = _split(name)
+        name_tokens = self.name_tokens
         for tok in parts:
-            _add(self.name_tokens, tok, slot)
+            arr = name_tokens.get(tok)
+            if arr is None:
+                name_tokens[tok] = array("i", (slot,))
+            else:
+                arr.append(slot)
         text = set(parts)
-        for source in (sym.qname, sym.path, sym.signature):
+        text.update(_path_tokens(sym.path))
+        for source in (sym.qname, sym.signature):
             for word in _WORD.findall(source):
                 text.update(_split(word))
-        n = 0
-        for word in _WORD.findall(doc):
-            for tok in _split(word):
-                if len(tok) > 1 and tok not in text:
-                    text.add(tok)
-                    n += 1
-            if n >= DOC_TOKENS:
-                break
+        if doc:
+            n = 0
+            for word in _WORD.findall(doc):
+                for tok in _split(word):
+                    if len(tok) > 1 and tok not in text:
+                        text.add(tok)
+                        n += 1
+                if n >= DOC_TOKENS:
+                    break
+        text_tokens = self.text_tokens
         for tok in text:
-            _add(self.text_tokens, tok, slot)
+            arr = text_tokens.get(tok)
+            if arr is None:
+                text_tokens[tok] = array("i", (slot,))
+            else:
+                arr.append(slot)
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_gc_lock = threading.Lock()
+_gc_state = {"pausers": 0, "resume": False}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a whole snapshot is built: it only adds objects (about a million),
+    and the collections that allocation triggers would walk all of them again and again (~40% of a build)."""
+    with _gc_lock:
+        if _gc_state["pausers"] == 0:
+            _gc_state["resume"] = gc.isenabled()
+            gc.disable()
+        _gc_state["pausers"] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state["pausers"] -= 1
+            if _gc_state["pausers"] == 0 and _gc_state["resume"]:
+                gc.enable()
 
 
 @functools.lru_cache(maxsize=262_144)
 def _split(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(split_identifier(word)))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _path_tokens(source: str) -> frozenset[str]:
+    """The identifier parts of every word of a path (split once per file, not once per symbol)."""
+    out: set[str] = set()
+    for word in _WORD.findall(source):
+        out.update(_split(word))
+    return frozenset(out)
 
 
 def _add(index: dict[str, array[int]], token: str, slot: int) -> None:
@@ -378,14 +557,43 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # -- the per-daemon registry of snapshots -------------------------------------------------------------
 
 
+@dataclass
+class _Build:
+    """A snapshot being built off the writer thread from the engine's facts, and the batches that came after."""
+
+    snap: Snapshot
+    done: threading.Event
+    pending: list[tuple[int, dict[str, FileData | None]]]
+
+
 class Snapshots:
+    """The daemon's snapshots, one per repository.
+
+    Three ways in: built in the background from the sync engine's facts and resolutions right after a cold
+    index (`build_from`; readers that arrive meanwhile wait for it, batches that commit meanwhile queue and are
+    applied before it is shown), updated per batch from the engine (`on_batch` with `files`), or, when the
+    engine cannot say what the graph holds (after a restart, before its first cold sync), loaded from the graph
+    by the first reader and updated per batch with Kuzu reads of the batch's files.
+    """
+
+    WAIT_S = 300.0  # a reader waits this long for a background build before loading from the graph itself
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
+        self._builds: dict[str, _Build] = {}
+        self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
 
     def get(self, conn: Conn, repo: Repo) -> Snapshot:
-        """The repository's snapshot, loaded now if missing or dropped (on the caller's reader connection)."""
+        """The repository's snapshot: waits for a background build, or loads it now (on the caller's reader
+        connection) if missing or dropped."""
+        deadline = time.monotonic() + self.WAIT_S
+        while True:
+            with self._lock:
+                build = self._builds.get(repo.id)
+            if build is None or not build.done.wait(max(0.0, deadline - time.monotonic())):
+                break  # (a build past the deadline: load from the graph rather than wait on)
         with self._lock:
             snap = self._snaps.get(repo.id)
             if snap is None:
@@ -395,12 +603,76 @@ class Snapshots:
             with snap.lock.write():
                 if repo.id in self._stale:
                     self._stale.discard(repo.id)
+                    t0 = time.perf_counter()
                     snap.load(conn, repo.graph_version)
-                    log.info("query snapshot of %s: %s", repo.root, snap.counts())
+                    self._loaded(repo, snap, "graph", t0)
         return snap
 
-    def on_batch(self, repo: Repo, changed: set[str], *, reload: bool, conn: Conn) -> None:
+    def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
+        """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
+        background thread; called on the writer right after the batch that wrote them committed."""
+        build = _Build(Snapshot(repo.id), threading.Event(), [])
         with self._lock:
+            old = self._builds.get(repo.id)
+            self._builds[repo.id] = build
+            self._snaps.pop(repo.id, None)  # readers wait for the build, not for the graph
+            self._stale.discard(repo.id)
+        if old is not None:
+            old.done.set()  # superseded: its thread sees that and stops; its waiters move to this build
+        threading.Thread(
+            target=self._run_build, args=(repo, build, files, version), name=f"snapshot-{repo.name}", daemon=True
+        ).start()
+
+    def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
+        t0 = time.perf_counter()
+        try:
+            build.snap.build(files, version)
+            while True:
+                with self._lock:
+                    if self._builds.get(repo.id) is not build:
+                        return  # superseded or abandoned
+                    if not build.pending:
+                        self._snaps[repo.id] = build.snap
+                        self._stale.discard(repo.id)
+                        del self._builds[repo.id]
+                        break
+                    todo, build.pending = build.pending, []
+                for v, batch in todo:  # the snapshot is not visible yet: no lock needed
+                    build.snap.apply_files(v, batch)
+            self._loaded(repo, build.snap, "engine", t0)
+        except Exception:
+            log.exception("query snapshot build of %s failed; loading from the graph on next use", repo.root)
+            with self._lock:
+                if self._builds.get(repo.id) is build:
+                    del self._builds[repo.id]
+        finally:
+            build.done.set()
+
+    def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float) -> None:
+        # A snapshot is about a million long-lived objects: without this every full collection (triggered by
+        # the allocations of any answer) walks them all again, which showed as 100+ ms stalls in `paths`.
+        # Frozen objects are still freed by reference counting when a snapshot is dropped.
+        gc.freeze()
+        info = {"source": source, "seconds": round(time.perf_counter() - t0, 3), "version": snap.version,
+                **snap.counts()}  # fmt: skip
+        self.loads[repo.id] = info
+        log.info("query snapshot of %s: %s", repo.root, info)
+
+    def on_batch(
+        self, repo: Repo, changed: set[str], *, reload: bool, conn: Conn, files: dict[str, FileData | None] | None = None
+    ) -> None:
+        """Follow one committed batch: from the engine's `files` when given (no Kuzu reads), else by reading
+        the `changed` files from the graph; `reload` drops the snapshot instead (loaded again on next use)."""
+        version = repo.graph_version
+        with self._lock:
+            build = self._builds.get(repo.id)
+            if build is not None:
+                if files is not None and not reload:
+                    build.pending.append((version, files))
+                else:  # the build cannot follow this batch: abandon it, the next reader loads from the graph
+                    del self._builds[repo.id]
+                    build.done.set()
+                return
             snap = self._snaps.get(repo.id)
             if snap is None or repo.id in self._stale:
                 return
@@ -411,7 +683,10 @@ class Snapshots:
             if repo.id in self._stale:
                 return
             try:
-                snap.apply(conn, repo.graph_version, changed)
+                if files is not None:
+                    snap.apply_files(version, files)
+                else:
+                    snap.apply(conn, version, changed)
             except Exception:
                 log.exception("query snapshot delta failed; reloading on next use")
                 self._stale.add(repo.id)
@@ -420,3 +695,6 @@ class Snapshots:
         with self._lock:
             self._snaps.pop(repo_id, None)
             self._stale.discard(repo_id)
+            build = self._builds.pop(repo_id, None)
+        if build is not None:
+            build.done.set()

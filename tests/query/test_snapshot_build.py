@@ -1,0 +1,177 @@
+"""The snapshot built from the sync engine's facts holds exactly what the snapshot read from the graph holds.
+
+In-process (no daemon): a store, a sync engine, and after every batch three snapshots compared field by field:
+one built cold from the engine and then following batches from the engine (`build` + `apply_files`), one loaded
+from the graph and following batches with Kuzu reads (`load` + `apply`), and one loaded from the graph afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexusd.query.snapshot import FileData, Snapshot, Snapshots
+from nexusd.store import Store
+from nexusd.sync import graphwrite
+from nexusd.sync.indexer import RepoSync, SyncReport
+from tests.helpers import make_repo
+from tests.query.conftest import FILES
+
+REPO = "r-snapshot-test"
+
+
+def dump(s: Snapshot) -> dict[str, Any]:
+    """Everything a query can observe, independent of slot numbers (which depend on arrival order)."""
+
+    def index(ix: dict[str, Any]) -> dict[str, list[str]]:
+        out = {}
+        for tok, slots in ix.items():
+            ids = sorted(sym.id for sym in s.live(slots))
+            if ids:
+                out[tok] = ids
+        return out
+
+    return {
+        "files": dict(s.files),
+        "symbols": {
+            sid: (sym.key, sym.name, sym.qname, sym.kind, sym.path, sym.start, sym.end, sym.signature, sym.exported,
+                  sym.unresolved_count, sym.unresolved, sym.parent)
+            for sid, sym in s.by_id.items()
+        },  # fmt: skip
+        "by_key": {k: v.id for k, v in s.by_key.items()},
+        "by_file": {k: sorted(v) for k, v in s.by_file.items() if v},
+        "children": {k: v for k, v in s.children.items() if v},
+        "calls_out": {k: v for k, v in s.calls_out.items() if v},
+        "calls_in": {k: v for k, v in s.calls_in.items() if v},
+        "inherits_out": {k: v for k, v in s.inherits_out.items() if v},
+        "inherits_in": {k: v for k, v in s.inherits_in.items() if v},
+        "imports_out": {k: v for k, v in s.imports_out.items() if v},
+        "imports_in": {k: v for k, v in s.imports_in.items() if v},
+        "unresolved_by_tail": {k: sorted(v) for k, v in s.unresolved_by_tail.items() if v},
+        "names": [n for n in s.sorted_names if any(True for _ in s.live(s.name_lower.get(n, ())))],
+        "sorted": s.sorted_names == sorted(s.sorted_names),
+        **{name: index(getattr(s, name)) for name in ("name_exact", "name_lower", "qname_lower", "name_tokens", "text_tokens")},
+        "version": s.version,
+    }
+
+
+class Harness:
+    def __init__(self, tmp: Path):
+        self.root = make_repo(tmp / "repo", FILES, commit=False)
+        self.store = Store(tmp / "graph.kuzu")
+        self.store.ensure_schema()
+        self.conn = self.store.connect()
+        self.conn.execute("CREATE (:Repository {id: $id, root: $root, name: 'repo'})", {"id": REPO, "root": str(self.root)})
+        self.engine = RepoSync(REPO, str(self.root), tmp / "cache", lambda: pytest.fail("no pool for a small repo"))
+        self.version = 0
+
+    def sync(self) -> SyncReport:
+        report = self.engine.sync(self.conn, lambda _: None)
+        self.version += 1
+        return report
+
+    def files(self, paths: list[str], deleted: list[str]) -> dict[str, FileData | None]:
+        out: dict[str, FileData | None] = {p: (self.engine.facts[p], self.engine.resolutions[p]) for p in paths}
+        out.update({p: None for p in deleted})
+        return out
+
+    def loaded(self) -> Snapshot:
+        snap = Snapshot(REPO)
+        snap.load(self.conn, self.version)
+        return snap
+
+    def close(self) -> None:
+        self.conn.close()
+        self.store.close()
+
+
+@pytest.mark.parametrize("diff_rows", [None, 0], ids=["diff-writes", "replace-writes"])
+def test_engine_snapshot_equals_graph_snapshot_through_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, diff_rows: int | None
+) -> None:
+    if diff_rows is not None:  # every batch through write_incremental (delete + COPY + restore) instead
+        monkeypatch.setattr(graphwrite, "DIFF_MAX_ROWS", diff_rows)
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        assert report.mode == "cold"
+        mem = Snapshot(REPO)
+        mem.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        graph = h.loaded()
+        assert dump(mem) == dump(graph)
+        assert len(mem.by_id) > 10 and dump(mem)["calls_out"] and dump(mem)["imports_out"]
+
+        edits: list[dict[str, str | None]] = [
+            # a callee renamed: its callers' edges go, their unresolved calls change (affected files)
+            {"pkg/util.py": FILES["pkg/util.py"].replace("def normalize(x)", "def normalise(x)")},
+            # a file deleted, one added that calls into others, one edited above its symbols (ids survive)
+            {"pkg/plugins.py": None, "pkg/extra.py": "from pkg.app import App\n\n\ndef boot():\n    App().go()\n",
+             "pkg/app.py": "# moved down a line\n" + FILES["pkg/app.py"]},
+            # the rename undone: the old callers resolve again
+            {"pkg/util.py": FILES["pkg/util.py"]},
+            # many files at once
+            {"pkg/cli.py": FILES["pkg/cli.py"] + "\n\ndef more():\n    return run(1)\n", "pkg/extra.py": None,
+             "tests/test_app.py": FILES["tests/test_app.py"] + "\n\ndef test_again():\n    test_main()\n"},
+        ]  # fmt: skip
+        kuzu_followed = h.loaded()
+        for step, edit in enumerate(edits):
+            time.sleep(0.01)  # a new mtime
+            for rel, text in edit.items():
+                path = h.root / rel
+                if text is None:
+                    path.unlink()
+                else:
+                    path.write_text(text)
+            report = h.sync()
+            assert report.mode == "incremental", step
+            assert ("diffPath" in report.written) == (diff_rows is None), step
+            changed = set(report.changed_paths) | set(report.deleted_paths) | set(report.affected_paths)
+            mem.apply_files(h.version, h.files(sorted(changed - set(report.deleted_paths)), report.deleted_paths))
+            kuzu_followed.apply(h.conn, h.version, changed)
+            fresh = dump(h.loaded())
+            assert dump(mem) == fresh, step
+            assert dump(kuzu_followed) == fresh, step
+    finally:
+        h.close()
+
+
+def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+
+        repo: Any = R()
+        snaps = Snapshots()
+        # Slow the build down so that a batch arrives while it runs.
+        orig = Snapshot.build
+
+        def slow_build(self: Snapshot, files: Any, version: int) -> None:
+            time.sleep(0.3)
+            orig(self, files, version)
+
+        Snapshot.build = slow_build  # type: ignore[method-assign]
+        try:
+            snaps.build_from(repo, [(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+            (h.root / "pkg/cli.py").write_text(FILES["pkg/cli.py"] + "\n\ndef late():\n    return run(2)\n")
+            report = h.sync()
+            repo.graph_version = h.version
+            changed = set(report.changed_paths) | set(report.affected_paths)
+            snaps.on_batch(repo, changed, reload=False, conn=h.conn, files=h.files(sorted(changed), []))
+            snap = snaps.get(h.conn, repo)  # waits for the build and the queued batch
+        finally:
+            Snapshot.build = orig  # type: ignore[method-assign]
+        assert snaps.loads[REPO]["source"] == "engine"
+        assert snap.version == h.version
+        assert dump(snap) == dump(h.loaded())
+        assert any(s.name == "late" for s in snap.by_id.values())
+    finally:
+        h.close()
