@@ -1,7 +1,7 @@
 """The daemon's lifecycle and wiring: lock, directories, store, socket loop, workers, watchers.
 
 Start order matters (FIELD-NOTES.md): take the PID lock before touching the socket (a second bind on a live
-ipc path steals it), probe the database in a subprocess after an unclean stop (a poisoned file segfaults
+ipc path steals it), probe the database in a subprocess (a poisoned or damaged file segfaults or fails
 there, not here), then open the one `Database` of this process.
 """
 
