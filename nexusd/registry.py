@@ -53,6 +53,7 @@ class OpSpec:
     tool: bool  # offered to agents as an MCP tool
     read_only: bool
     timeout_s: float
+    long: bool = False  # a write that may take seconds (a sync): quick writes may run at its safe points
     validator: Any = None
 
     def catalogue_entry(self) -> dict[str, Any]:
@@ -91,6 +92,7 @@ def op(
     tool: bool = False,
     read_only: bool | None = None,
     timeout_s: float = 60.0,
+    long: bool = False,
 ) -> Callable[[Handler], Handler]:
     if lane not in LANES:
         raise ValueError(f"unknown lane {lane}")
@@ -109,6 +111,7 @@ def op(
             tool=tool,
             read_only=(lane != "write") if read_only is None else read_only,
             timeout_s=timeout_s,
+            long=long,
             validator=jsonschema.Draft202012Validator(args_schema),
         )
         return fn

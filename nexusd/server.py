@@ -18,6 +18,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,6 +60,42 @@ class Job:
     outcome: Any = None
 
 
+class WriteQueue:
+    """The writer's queue, in two classes: long jobs (syncs, internal tasks) and quick ones (memory writes).
+
+    Quick jobs go first, and a long job lets queued quick jobs run at its safe points (`Server.service_quick`,
+    between parse results and before its transaction), so a remembered fact does not wait for a whole index.
+    Within each class the order is arrival order. Same interface as `queue.Queue` where the server uses it.
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._quick: deque[Job | None] = deque()
+        self._long: deque[Job | None] = deque()
+
+    def put(self, job: Job | None, quick: bool = False) -> None:
+        with self._cv:
+            (self._quick if quick else self._long).append(job)
+            self._cv.notify()
+
+    def get(self, timeout: float | None = None) -> Job | None:
+        with self._cv:
+            if not self._cv.wait_for(lambda: self._quick or self._long, timeout):
+                raise queue.Empty
+            return self._quick.popleft() if self._quick else self._long.popleft()
+
+    def get_nowait(self) -> Job | None:
+        return self.get(timeout=0)
+
+    def take_quick(self) -> Job | None:
+        with self._cv:
+            return self._quick.popleft() if self._quick and self._quick[0] is not None else None
+
+    def qsize(self) -> int:
+        with self._cv:
+            return len(self._quick) + len(self._long)
+
+
 class Server:
     def __init__(self, daemon: Daemon, endpoint: str, readers: int = 4):
         self.daemon = daemon
@@ -74,7 +111,8 @@ class Server:
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.bind(_INPROC)
         self.read_queue: queue.Queue[Job | None] = queue.Queue()
-        self.write_queue: queue.Queue[Job | None] = queue.Queue()
+        self.write_queue = WriteQueue()
+        self._writer_push: zmq.Socket | None = None
         self.stopping = threading.Event()
         self._workers: list[threading.Thread] = []
         self._readers = readers
@@ -95,7 +133,7 @@ class Server:
             self._spawn(f"reader-{i}", self.read_queue)
         self._spawn("writer", self.write_queue)
 
-    def _spawn(self, name: str, jobs: queue.Queue[Job | None]) -> None:
+    def _spawn(self, name: str, jobs: queue.Queue[Job | None] | WriteQueue) -> None:
         thread = threading.Thread(target=self._work, args=(jobs,), name=name, daemon=True)
         thread.start()
         self._workers.append(thread)
@@ -179,7 +217,7 @@ class Server:
             else:
                 if self.write_queue.qsize() >= MAX_QUEUED_WRITES:
                     raise Busy("too many writes waiting", hint="retry in a moment")
-                self.write_queue.put(Job(identity, req.id, spec, req.args, deadline))
+                self.write_queue.put(Job(identity, req.id, spec, req.args, deadline), quick=not spec.long)
         except NexusError as exc:
             self._send_final(identity, protocol.error_frame(request_id, exc))
         except Exception as exc:  # the crash barrier of the loop itself
@@ -230,12 +268,27 @@ class Server:
 
     # -- workers ------------------------------------------------------------------------------------
 
-    def _work(self, jobs: queue.Queue[Job | None]) -> None:
+    def service_quick(self, conn: Conn) -> int:
+        """Run the quick writes queued meanwhile, from inside a long job on the writer thread, at a point
+        where that job holds no transaction. Returns how many ran."""
+        push = self._writer_push
+        if push is None or threading.current_thread().name != "writer" or conn.in_transaction:
+            return 0
+        ran = 0
+        while (job := self.write_queue.take_quick()) is not None:
+            assert job.identity is not None
+            push.send_multipart([_FINAL, job.identity, self._run(job, conn, push)])
+            ran += 1
+        return ran
+
+    def _work(self, jobs: queue.Queue[Job | None] | WriteQueue) -> None:
         push = self.ctx.socket(zmq.PUSH)
         push.setsockopt(zmq.SNDHWM, 0)
         push.connect(_INPROC)
         conn = self.daemon.store.connect()
         writer = jobs is self.write_queue
+        if writer:
+            self._writer_push = push
         try:
             while True:
                 try:

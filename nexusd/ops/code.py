@@ -65,7 +65,7 @@ def run_sync(
     eng = engine(daemon, repo)
     try:
         try:
-            report = eng.sync(conn, progress, paths=paths, full=full)
+            report = eng.sync(conn, progress, paths=paths, full=full, between=lambda: daemon.server.service_quick(conn))
         except StoreError as exc:
             if "checkpoint" not in str(exc).lower():
                 raise
@@ -74,7 +74,7 @@ def run_sync(
             log.warning("sync of %s: %s; retrying once", repo.root, exc)
             eng.index, eng.resolutions, eng.known = None, {}, None
             eng.facts.clear()
-            report = eng.sync(conn, progress, paths=paths, full=full)
+            report = eng.sync(conn, progress, paths=paths, full=full, between=lambda: daemon.server.service_quick(conn))
     except Exception as exc:
         log.exception("sync of %s failed", repo.root)
         eng.index = None  # the in-memory table may be ahead of the graph: rebuild it next time
@@ -156,6 +156,7 @@ def _result(repo: Repo, report: SyncReport) -> dict[str, Any]:
 @op(
     "index",
     lane="write",
+    long=True,
     description="Register a repository (if new) and build its code graph; later calls sync what changed.",
     args=schema(
         {"repo": REPO_ARG, "user": USER_ARG, "full": {"type": "boolean", "description": "Re-parse every file."}},
@@ -179,6 +180,7 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 @op(
     "sync",
     lane="write",
+    long=True,
     description="Bring a registered repository's graph up to date with its files (stat, then hash, then parse).",
     args=schema({"repo": REPO_ARG, "user": USER_ARG, "paths": {"type": "array", "items": {"type": "string"}}}),
     tool=True,
@@ -221,6 +223,7 @@ def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 @op(
     "repo.forget",
     lane="write",
+    long=True,
     description="Unregister a repository and drop its code graph and history (memory is kept).",
     args=schema({"repo": REPO_ARG, "user": USER_ARG}, ["repo"]),
 )

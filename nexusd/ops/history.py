@@ -107,6 +107,7 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
 @op(
     "history.sync",
     lane="write",
+    long=True,
     description="Ingest a repository's history: new git commits (first sync: the latest N), docs, the shell "
     "spool, and (opt-in) assistant transcripts. Idempotent; redacted; honours the forget deny-list.",
     args=schema(
@@ -173,7 +174,7 @@ def counts(conn: Conn, repo_id: str) -> dict[str, int]:
     }
 
 
-@op("shell.ingest", lane="write", description="Ingest the shell hook's spool now (the daemon also does so periodically).")
+@op("shell.ingest", lane="write", long=True, description="Ingest the shell hook's spool now (the daemon also does so periodically).")
 def shell_ingest(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     return {"spool": str(ctx.daemon.dirs.spool), **ingest_spool_now(ctx.daemon, ctx.conn)}
@@ -426,6 +427,7 @@ def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> d
 @op(
     "forget.value",
     lane="write",
+    long=True,
     description="Delete every history node containing a value (case-insensitive) from the user's repositories "
     "and add it to a deny-list, so a later re-ingest does not bring it back.",
     args=schema({"value": {"type": "string", "minLength": 3, "maxLength": 1000}, "user": USER_ARG, "repo": REPO_ARG}, ["value"]),

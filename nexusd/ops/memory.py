@@ -515,6 +515,7 @@ def memory_export(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 @op(
     "memory.import",
     lane="write",
+    long=True,
     description="Restore exported memory records into this user's memory of this repository (idempotent).",
     args=schema(
         {

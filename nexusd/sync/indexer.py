@@ -171,10 +171,17 @@ class RepoSync:
     # -- public -------------------------------------------------------------------------------------
 
     def sync(
-        self, conn: Conn, progress: Progress, *, paths: Iterable[str] | None = None, full: bool = False
+        self,
+        conn: Conn,
+        progress: Progress,
+        *,
+        paths: Iterable[str] | None = None,
+        full: bool = False,
+        between: Callable[[], Any] = lambda: None,
     ) -> SyncReport:
         """Bring the graph in line with the files. `paths` limits the scan to those (the watcher's dirty set);
-        `full` re-parses everything (a rebuild)."""
+        `full` re-parses everything (a rebuild). `between` is called at points where no transaction is open
+        (between parse results, before the write): the writer runs queued quick writes there."""
         t0 = time.perf_counter()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
@@ -191,7 +198,9 @@ class RepoSync:
         t1 = time.perf_counter()
         changed: dict[str, FileFacts] = {}
         touched: dict[str, FileStat] = {}
-        for outcome in self._parse(tasks, progress, report):
+        for n, outcome in enumerate(self._parse(tasks, progress, report)):
+            if n % 16 == 0:
+                between()
             if outcome.status == "unchanged":
                 touched[outcome.path] = stats[outcome.path]
                 report.unchanged += 1
@@ -265,6 +274,7 @@ class RepoSync:
         report.deleted = len(deleted)
         report.seconds["resolve"] = time.perf_counter() - t2
 
+        between()
         t3 = time.perf_counter()
         progress({"phase": "write", "message": f"writing {len(changed)} files"})
         diff = None
