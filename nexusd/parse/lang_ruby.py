@@ -8,9 +8,17 @@
   instance variable assigned `Foo.new(...)` in any method of the class, reads as `Foo` (the resolver then
   finds the method on Foo, its ancestors and mixins). Anything else keeps its name or is `<expr>`.
 * `super` is named after the enclosing method (Ruby's super calls the ancestor's same-named method).
+* A bare identifier (`total`, `describe`) is a call on self unless it is a local variable at that point,
+  by Ruby's own parse-time rule: a name is a local from the first place it is bound, in the innermost
+  scope, onwards (see `BareNames`). Positions that name rather than use (method names, `alias`, `undef`,
+  the method of a `call`, `defined?` operands) and pseudo-variables (`__method__`, `__FILE__`, `_1`, `it`
+  in a block) are never calls.
 """
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
 
 from tree_sitter import Node, Query, QueryCursor
 from tree_sitter_language_pack import get_language
@@ -27,6 +35,54 @@ _LOCALS = """
 (method_parameters (identifier) @name)
 (block_parameters (identifier) @name)
 """
+# The name `call_name` gives an identifier that is no call (a local, a definition): `special_call` drops it.
+NOT_A_CALL = "<not a call>"
+# Scopes of local variables: a hard scope sees nothing of its surroundings, a soft one (a block) sees the
+# locals bound before it in the enclosing scopes, and its own bindings end with it.
+_HARD_SCOPES = frozenset({"program", "method", "singleton_method", "class", "module", "singleton_class"})
+_SOFT_SCOPES = frozenset({"block", "do_block", "lambda"})
+_SCOPES = _HARD_SCOPES | _SOFT_SCOPES
+# Identifiers that read like names but are neither locals nor calls worth an edge.
+_PSEUDO = frozenset(
+    {"self", "nil", "true", "false", "__method__", "__callee__", "__dir__", "__FILE__", "__LINE__"}
+    | {"__ENCODING__", "binding", "block_given?"}
+    | {f"_{i}" for i in range(1, 10)}
+)
+# Every place that binds a local: assignment targets, parameters of every kind (not default values),
+# block-locals (`|a; b|`), `rescue => e`, `for x in`, pattern bindings (`in x`, `in [x, *y]`, `in X => x`,
+# `in {k: x}`, `in {k:}`; a pinned `^x` is a use).
+_BINDINGS = Query(
+    get_language("ruby"),
+    """
+    (assignment left: (identifier) @b)
+    (operator_assignment left: (identifier) @b)
+    (left_assignment_list (identifier) @b)
+    (destructured_left_assignment (identifier) @b)
+    (rest_assignment (identifier) @b)
+    (method_parameters (identifier) @b)
+    (block_parameters (identifier) @b)
+    (lambda_parameters (identifier) @b)
+    (destructured_parameter (identifier) @b)
+    (optional_parameter name: (identifier) @b)
+    (splat_parameter name: (identifier) @b)
+    (hash_splat_parameter name: (identifier) @b)
+    (block_parameter name: (identifier) @b)
+    (keyword_parameter name: (identifier) @b)
+    (exception_variable (identifier) @b)
+    (for pattern: (identifier) @b)
+    (in_clause pattern: (identifier) @b)
+    (match_pattern pattern: (identifier) @b)
+    (test_pattern pattern: (identifier) @b)
+    (array_pattern (identifier) @b)
+    (find_pattern (identifier) @b)
+    (as_pattern name: (identifier) @b)
+    (keyword_pattern value: (identifier) @b)
+    (keyword_pattern key: (hash_key_symbol) @b !value)
+    """,
+)
+# The field of a scope node evaluated outside the scope: `class A < x`, `class << x`, `def x.m`.
+_HEADER_FIELDS = {"class": "superclass", "singleton_class": "value", "singleton_method": "object"}
+
 _IVARS = Query(get_language("ruby"), "(assignment left: (instance_variable) @name right: (_) @value)")
 
 
@@ -69,6 +125,103 @@ def _ivars(decl: Node) -> list[tuple[str, str | None]]:
     return out
 
 
+def _outer_header(scope: Node) -> Node | None:
+    """The part of a hard scope's node that is evaluated in the enclosing scope, if any."""
+    field = _HEADER_FIELDS.get(scope.type)
+    return scope.child_by_field_name(field) if field is not None else None
+
+
+def _scopes(node: Node) -> Iterator[Node]:
+    """The scopes `node` sees, innermost first: blocks, then the nearest def / class / module / file.
+    `x` in `class << x`, `class A < x` and `def x.m` belongs to the scope around that class or def."""
+    prev = node
+    cur = node.parent
+    while cur is not None:
+        kind = cur.type
+        if kind in _SCOPES:
+            header = _outer_header(cur) if kind in _HEADER_FIELDS else None
+            if header is None or header != prev:
+                yield cur
+                if kind in _HARD_SCOPES:
+                    return
+        prev, cur = cur, cur.parent
+
+
+def _key(scope: Node) -> tuple[int, int, str]:
+    return scope.start_byte, scope.end_byte, scope.type
+
+
+class BareNames:
+    """Ruby's rule for a bare identifier: a local variable if bound earlier in its scope, else a call.
+
+    Ruby decides at parse time: an identifier is a local from the first binding of that name onwards
+    (`x = ...`, `a, b = ...`, `x ||= ...`, parameters of every kind, block parameters and block-locals,
+    `rescue => e`, `for x in`, pattern bindings), searched in the innermost scope and, through blocks, the
+    enclosing ones up to the nearest `def` / `class` / `module` / file. One query per file finds every
+    binding; each is filed under its innermost scope (name -> first binding's start byte).
+    """
+
+    def __init__(self) -> None:
+        self._root: Node | None = None  # the tree the tables describe (a node keeps its tree alive)
+        self._known: set[Node] = set()  # scopes checked to be in that tree
+        self._tables: dict[tuple[int, int, str], dict[str, int]] = {}
+        self._names: set[str] = set()
+
+    def is_call(self, node: Node) -> bool:
+        """Whether the identifier `node`, read as a value, is a method call on self."""
+        parent = node.parent
+        if parent is None or _in_defined(parent):
+            return False
+        name = text(node)
+        if name in _PSEUDO:
+            return False
+        scopes = _scopes(node)
+        first = next(scopes, None)
+        if first is None:
+            return False  # a detached node: nothing is known
+        self._load(first)
+        if name in self._names:
+            start = node.start_byte
+            for scope in itertools.chain((first,), scopes):
+                bound = self._tables.get(_key(scope), {}).get(name)
+                if bound is not None and bound <= start:
+                    return False
+        # `it` inside a block is its implicit parameter (Ruby 3.4); elsewhere a call like any other
+        return name != "it" or first.type in _HARD_SCOPES
+
+    def _load(self, scope: Node) -> None:
+        """Tables for the tree `scope` is in: rebuilt when a node of another tree (file) comes."""
+        if scope in self._known:
+            return
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+        if self._root is None or self._root != root:
+            self._root = root
+            self._known = set()
+            self._tables = {}
+            self._names = set()
+            for _, caps in QueryCursor(_BINDINGS).matches(root):
+                bound = caps["b"][0]
+                name = text(bound)
+                self._names.add(name)
+                home = next(_scopes(bound), None)
+                if home is None:
+                    continue
+                table = self._tables.setdefault(_key(home), {})
+                if table.get(name, bound.start_byte + 1) > bound.start_byte:
+                    table[name] = bound.start_byte
+        self._known.add(scope)
+
+
+def _in_defined(parent: Node) -> bool:
+    """`defined?(x)` / `defined? x` asks about x without calling it."""
+    if parent.type == "parenthesized_statements" and parent.parent is not None:
+        parent = parent.parent
+    keyword = parent.child(0) if parent.type == "unary" else None
+    return keyword is not None and keyword.type == "defined?"
+
+
 class RubyHooks(LanguageHooks):
     language = "ruby"
     self_names = frozenset({"self"})
@@ -84,6 +237,7 @@ class RubyHooks(LanguageHooks):
             value_type=_new_type,
             fields=_ivars,
         )
+        self.bare = BareNames()
 
     def definition_kind(self, kind: str, parent_kind: str | None) -> str:
         if kind == "method" and parent_kind is None:
@@ -170,6 +324,10 @@ class RubyHooks(LanguageHooks):
             return text(cur.child_by_field_name("name")) if cur is not None else "initialize"
         if node.type == "scope_resolution":
             return text(node.child_by_field_name("name"))
+        if node.type == "call":  # `foo(...)` / `x.foo`: the call patterns name the call node
+            return text(node.child_by_field_name("method"))
+        if node.type == "identifier":  # a bare `foo` where a value is read: see queries/ruby.scm
+            return text(node) if self.bare.is_call(node) else NOT_A_CALL
         return text(node)
 
     def receiver(self, node: Node) -> str:
@@ -196,9 +354,11 @@ class RubyHooks(LanguageHooks):
             return f"{made}()" if made else "<expr>"
         return "<expr>"
 
-    special_names = frozenset({"require", "require_relative", "load"})
+    special_names = frozenset({"require", "require_relative", "load", NOT_A_CALL})
 
     def special_call(self, call: Node, name: str) -> tuple[str | None, ImportFact | None, bool]:
+        if name == NOT_A_CALL or call.type != "call":  # a local, or a bare `require` / `load`
+            return None, None, False
         args = call.child_by_field_name("arguments")
         first = args.named_children[0] if args is not None and args.named_child_count else None
         spec = _ruby_string(first)

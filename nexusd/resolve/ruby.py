@@ -11,8 +11,11 @@ scope, innermost first; the ancestors of the enclosing class are not searched fo
 Calls (first match wins), on top of java.py's `TypeRules`:
 * `X.new` / `A::X.new` -> class X ("constructor"); a bare `new` inside a class -> that class;
 * a bare `m(...)` / `m arg` -> a method of the enclosing class or module, its reopened parts, its
-  superclass chain and mixins; then a top-level `def` of this file ("same-scope") or of a file it requires
-  ("import-bound"); nothing else (DSL calls such as `has_many` or `describe` stay unresolved strings);
+  superclass chain and mixins; in an instance method of a module, then the method of the classes that
+  include it ("receiver", 0.85 split over at most 5 targets: self is an instance of the includer); then a
+  top-level `def` of this file ("same-scope") or of a file it requires ("import-bound"); nothing else (DSL
+  calls such as `has_many` or `describe` stay unresolved strings). Bare names count as calls only when
+  they are not locals (the parse hook applies Ruby's rule), so `total` alone is a call too;
 * `self.m` -> the enclosing class; `super` -> the ancestor's same-named method (for `initialize` with no
   ancestor `initialize`, the superclass itself);
 * `Const.m` -> a method (usually `def self.m`) of that class or module ("qualified");
@@ -30,6 +33,7 @@ from collections import defaultdict
 
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import MAX_HOPS, FileBindings, FileTable, ImportEdge, Target
+from nexusd.resolve.calls import MAX_CANDIDATES
 from nexusd.resolve.java import TypeRules, _dedupe
 
 RUBY_BUILTINS = frozenset(
@@ -144,10 +148,15 @@ class RubyRules(TypeRules):
             if name == "new":
                 types = [t for t in self.enclosing_types(table, call.caller) if t.kind == "class"]
                 return ([(path, types[0], "constructor", 0.9)], "") if types else ([], "")
-            for cls in self.enclosing_types(table, call.caller):
+            types = self.enclosing_types(table, call.caller)
+            for cls in types:
                 hit = self.member(path, cls, name)
                 if hit is not None:
                     return [self._edge(path, cls, hit, bare=True)], ""
+            if types and types[0].kind == "namespace" and self._instance_method(table, call.caller):
+                mixed = self._from_includers(path, types[0], name)
+                if mixed:
+                    return mixed, ""
             top = table.top(name)
             if top is not None and top.kind == "function":
                 return [(path, top, "same-scope", 1.0)], ""
@@ -180,6 +189,41 @@ class RubyRules(TypeRules):
                 return [], f"{receiver}.{name}"
             return [], f"{receiver}.{name}"
         return super().resolve_call(table, call)
+
+    def _instance_method(self, table: FileTable, caller: str | None) -> bool:
+        """Whether `caller` is a `def m` (not `def self.m`) directly in a class or module."""
+        sym = table.by_qn.get(caller or "")
+        return sym is not None and sym.kind == "method" and not sym.signature.startswith("def self.")
+
+    def includers(self, path: str, mod: SymbolFact) -> list[tuple[str, SymbolFact]]:
+        """Classes that `include` / `prepend` / `extend` the module `mod` directly (one of their bases)."""
+        key = ("ruby-includers", mod.qualified_name)
+        cached = self.index.memo.get(key)
+        if cached is None:
+            out: list[tuple[str, SymbolFact]] = []
+            for defs in self.constants().values():
+                for cls_path, cls in defs:
+                    if cls.kind != "class" or not cls.bases:
+                        continue
+                    if any(b.qualified_name == mod.qualified_name for _, b in self.supertypes(cls_path, cls)):
+                        out.append((cls_path, cls))
+            cached = self.index.memo[key] = out
+        return cached  # type: ignore[return-value]
+
+    def _from_includers(
+        self, path: str, mod: SymbolFact, name: str
+    ) -> list[tuple[str, SymbolFact, str, float]]:
+        """A self-call in a mixin method that the mixin does not define: the method of the class that
+        includes it (self is an instance of that class). Several includers defining it: each, split."""
+        hits: dict[tuple[str, str, int], tuple[str, SymbolFact]] = {}
+        for cls_path, cls in self.includers(path, mod):
+            hit = self.member(cls_path, cls, name)
+            if hit is not None and hit[1].kind == "method":
+                hits.setdefault((hit[0], hit[1].qualified_name, hit[1].occurrence), (hit[0], hit[1]))
+        if not hits or len(hits) > MAX_CANDIDATES:
+            return []
+        confidence = 0.85 / len(hits)
+        return [(dst_path, sym, "receiver", confidence) for dst_path, sym in hits.values()]
 
     # ---- requires ------------------------------------------------------------------------------------
     def _required(self, table: FileTable) -> list[str]:

@@ -23,8 +23,66 @@ def test_ruby_details() -> None:
     assert by_qn[("Shop.Billing.Invoice.build", 0)].signature == "def self.build(o)"
     assert by_qn[("Shop.Report", 0)].parent == "Shop"  # class Shop::Report names its owner
     assert by_qn[("top_level", 0)].kind == "function"
-    # a bare identifier may be a local variable: only grammar-level calls are calls
-    assert [c.line for c in facts.calls if c.name == "compute"] == [24, 25]
+    # a bare identifier that is no local is a call on self: `compute` alone, `order` (an attr_reader)
+    assert [c.line for c in facts.calls if c.name == "compute"] == [23, 24, 25]
+    assert [(c.line, c.receiver) for c in facts.calls if c.name == "order"] == [(22, None)]
+    assert not [c for c in facts.calls if c.name in {"made", "l", "o"}]  # locals and parameters
+
+
+def bare_calls(body: str, head: str = "def m(a)") -> list[str]:
+    """Names of the receiver-less calls extracted from `body` inside `head ... end` (one per line)."""
+    src = f"{head}\n{body}\nend\n"
+    return [c.name for c in extract("x.rb", src.encode()).calls if c.receiver is None]
+
+
+def test_bare_identifiers_are_self_calls_unless_local() -> None:
+    assert bare_calls("a\nb\nb.size") == ["b", "b"]  # a parameter vs a method (also as a receiver)
+    assert bare_calls('x\nx = 1\nx\n"#{x} #{y}"') == ["x", "y"]  # local only after its assignment
+    assert bare_calls("x = x") == []  # Ruby: the left side makes x a local before the right side is read
+    assert bare_calls("t if (t = 1)") == ["t"]  # ... and a binding later in the text does not count
+    assert bare_calls("p, (q, *r) = 1\nh ||= 2\np\nq\nr\nh\ns") == ["s"]  # multiple, op assignment
+    assert bare_calls("puts(v)\nputs v\nputs(v(1))") == ["puts", "v", "puts", "v", "puts", "v"]
+
+
+def test_every_kind_of_parameter_is_a_local() -> None:
+    head = "def m(a, (b, c), d = a, *e, f:, g: f, **h, &i)"
+    assert bare_calls("a; b; c; d; e; f; g; h; i; z", head) == ["z"]
+    assert bare_calls("v", "def m(v = w)") == ["w"]  # a default value is a use, not a parameter
+    assert bare_calls("x", "def self.m(x)") == []
+    assert bare_calls("x", "def m(...)") == ["x"]
+
+
+def test_block_scopes() -> None:
+    # block parameters (destructured, splat, block-locals) are locals inside the block only
+    body = "[].each { |x, (y, *z); w| x; y; z; w; q = 1; q }\nx\nq\n[].map do |k| k end\nk"
+    assert bare_calls(body) == ["x", "q", "k"]
+    assert bare_calls("o = 1\n[].each { o; n }\nn = 2") == ["n"]  # outer locals seen, later ones not
+    assert bare_calls("f = ->(l) { l + g }\nl") == ["g", "l"]
+    assert bare_calls("[].each { it }\nit") == ["it"]  # `it` is the implicit parameter inside a block
+    assert bare_calls("[].each { _1 }") == []
+
+
+def test_nested_definitions_reset_the_scope() -> None:
+    body = "v = 1\ndef inner\n  v\nend\nclass K\n  v\nend\nmodule M\n  v\nend\nv"
+    assert bare_calls(body) == ["v", "v", "v"]  # a def / class / module body does not see v
+    top = "v = 1\nv\ndef f\n  v\nend\n"
+    assert [c.name for c in extract("x.rb", top.encode()).calls] == ["v"]  # file-level locals stop at def
+    # ... but the header of `class << x` / `def x.m` / `class A < x` is read in the enclosing scope
+    head = "o = 1\nclass << o\n  o\nend\ndef o.z\n  o\nend\nclass B < o\nend\nclass << (d = {})\nend\nd"
+    assert bare_calls(head) == ["o", "o"]
+
+
+def test_other_bindings_and_non_calls() -> None:
+    assert bare_calls("begin\nrescue Err => e\n  e\nend\ne") == []  # rescue => e
+    assert bare_calls("for i, j in []\n  i\nend\nj") == []  # for-loop variables outlive the loop
+    body = "case v\nin {k:, n: [a1, *r1]} then k + a1\nin Integer => c1 then c1\nin ^u then 1\nend"
+    assert bare_calls(body) == ["v"]  # pattern bindings; a pinned ^u can only name a local
+    assert bare_calls("1 => d1\nd1\n2 in d2\nd2") == []
+    assert bare_calls("defined?(zz)\ndefined? yy") == []  # asks about the name without calling it
+    assert bare_calls("alias new_n old_n\nundef gone") == []
+    pseudo = "__method__\n__dir__\n__FILE__\nself\nnil\ntrue\nbinding\nfoo(k: 1)\n{k2: 1}\n:sym"
+    assert bare_calls(pseudo) == ["foo"]
+    assert bare_calls("x", "def m=(x)") == []  # a setter's name and parameter
 
 
 RB = {
@@ -110,6 +168,51 @@ def test_ruby_mixins_reopened_classes_and_super(tmp_path: Path) -> None:
         ),  # mixin
         ("Shop.Order.pay!", "rb:method:lib/shop/order_settle.rb:Shop.Order.settle", "same-scope"),  # reopened
     }
+
+
+BARE = {
+    "lib/validatable.rb": (
+        "module Validatable\n"
+        "  def valid?\n"
+        "    errors.empty? && check\n"
+        "  end\n"
+        "  def check\n"
+        "    true\n"
+        "  end\n"
+        "  def self.helper\n"
+        "    errors\n"
+        "  end\n"
+        "end\n"
+    ),
+    "lib/entity.rb": (
+        'require_relative "validatable"\n'
+        "class Entity\n"
+        "  include Validatable\n"
+        "  attr_reader :id\n"
+        "  def errors\n"
+        "    id.nil? ? [label] : []\n"
+        "  end\n"
+        "  def label\n"
+        "    total = 1\n"
+        "    total + tax\n"
+        "  end\n"
+        "  private\n"
+        "end\n"
+    ),
+}
+
+
+def test_ruby_bare_self_calls(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, BARE)
+    assert repo.calls("lib/entity.rb") == {
+        ("Entity.errors", "rb:method:lib/entity.rb:Entity.label", "same-scope"),
+    }  # `total` is a local; `id` (attr_reader) and `tax` (defined nowhere) stay strings, never guesses
+    assert repo.unresolved("lib/entity.rb") == ["id", "tax"]  # `private` and `include` are builtins
+    assert repo.calls("lib/validatable.rb") == {
+        ("Validatable.valid?", "rb:method:lib/entity.rb:Entity.errors", "receiver"),  # self is an includer
+        ("Validatable.valid?", "rb:method:lib/validatable.rb:Validatable.check", "same-scope"),
+    }
+    assert repo.unresolved("lib/validatable.rb") == ["errors"]  # in `def self.helper` self is the module
 
 
 def test_ruby_rename_and_insert_line(tmp_path: Path) -> None:
