@@ -99,9 +99,20 @@ def _parser(language: str) -> Parser:
 
 
 @cache
+def _query_source(name: str) -> str:
+    """A query file's text, with `; include: other.scm` lines replaced by that file (tsx reuses typescript)."""
+    lines = []
+    for line in (QUERY_DIR / name).read_text(encoding="utf-8").splitlines():
+        if line.startswith("; include:"):
+            lines.append(_query_source(line.split(":", 1)[1].strip()))
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+@cache
 def _query(language: str) -> Query:
-    source = (QUERY_DIR / f"{language}.scm").read_text(encoding="utf-8")
-    return Query(get_language(language), source)  # type: ignore[arg-type]
+    return Query(get_language(language), _query_source(f"{language}.scm"))  # type: ignore[arg-type]
 
 
 def warm(languages: list[str] | None = None) -> None:

@@ -1,5 +1,5 @@
 ; NEXUS query for TypeScript (.ts .mts .cts). Capture names are shared: see extract.py's docstring.
-; tsx.scm is the same file: the tsx grammar has the same node names for everything captured here.
+; tsx.scm includes this file: the tsx grammar has the same node names for everything captured here.
 
 (function_declaration
   name: (identifier) @name) @definition.function
