@@ -155,6 +155,9 @@ class RepoIndex:
         self.referencers: dict[str, set[str]] = defaultdict(set)
         self._refs_of: dict[str, set[str]] = {}
         self.generation = 0
+        # Bumped only when a path appears or disappears: maps from module names to paths key on this, so a
+        # content-only edit does not rebuild them (a 20k-file repository: ~90 ms per edit otherwise).
+        self.path_generation = 0
         self._bindings: dict[str, FileBindings] = {}
         # Derived lookups (class bases, class members) valid until the next change, like `_bindings`.
         self.memo: dict[tuple[object, ...], object] = {}
@@ -183,6 +186,7 @@ class RepoIndex:
         if old is None:
             names |= _module_names(facts.path)
             self._add_dirs(facts.path)
+            self.path_generation += 1
         self._unindex(facts.path)
         self.tables[facts.path] = table
         self.paths.add(facts.path)
@@ -202,6 +206,7 @@ class RepoIndex:
             return set()
         self._unindex(path)
         self.paths.discard(path)
+        self.path_generation += 1
         self._touch(path)
         return {n for n, _ in _provided(old)} | _module_names(path)
 

@@ -62,7 +62,7 @@ class PythonRules(LanguageRules):
     # ---- module map -----------------------------------------------------------------------------------
     def modules(self) -> dict[str, list[str]]:
         """Dotted module name -> candidate paths, rebuilt when the set of files changed."""
-        if self._modules is None or self._generation != self.index.generation:
+        if self._modules is None or self._generation != self.index.path_generation:
             table: dict[str, list[str]] = defaultdict(list)
             for path in self.index.paths:
                 if not path.endswith((".py", ".pyi")):
@@ -72,7 +72,7 @@ class PythonRules(LanguageRules):
             for paths in table.values():
                 paths.sort(key=lambda p: (p.endswith(".pyi"), p))  # .py beats its stub
             self._modules = dict(table)
-            self._generation = self.index.generation
+            self._generation = self.index.path_generation
         return self._modules
 
     def find_module(self, name: str, near: str) -> str | None:

@@ -88,9 +88,9 @@ class EcmaRules(LanguageRules):
     # ---- specifiers ------------------------------------------------------------------------------------
     def resolve_spec(self, src: str, spec: str) -> tuple[str, float] | None:
         """(repository file, confidence) for an import specifier written in `src`, or None if external."""
-        if self._generation != self.index.generation:
+        if self._generation != self.index.path_generation:  # specifiers map to paths: content edits keep them
             self._spec_cache.clear()
-            self._generation = self.index.generation
+            self._generation = self.index.path_generation
         src_dir = posixpath.dirname(src)
         key = (src_dir, spec)
         if key not in self._spec_cache:

@@ -18,6 +18,7 @@ import logging
 import os
 import pickle
 import posixpath
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -112,6 +113,11 @@ class FactsCache:
             for facts in items:
                 self.put(facts)
             return
+        # Off the sync's critical path: the cache only matters after a restart, and a pack that never got
+        # written costs a re-parse then, nothing more (written to a temp name, then renamed).
+        threading.Thread(target=self._write_pack, args=(items,), name="facts-cache", daemon=True).start()
+
+    def _write_pack(self, items: list[FileFacts]) -> None:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.pickle"

@@ -57,6 +57,7 @@ class RepoWatch:
     # events from two watches arrive in no fixed order: the barrier needs a cookie in each of them.
     watched: list[str] = field(default_factory=list)
     mode: str = "inotify"  # inotify | polling | off
+    split: bool = False  # root watched alone plus one recursive watch per included top-level folder
     error: str | None = None
 
 
@@ -118,13 +119,21 @@ class Watcher:
         handler = _Handler(self, w)
         try:
             observer = Observer()
-            # The root alone, then each top-level folder recursively: dependency trees and .git cost no watches.
-            observer.schedule(handler, w.root, recursive=False)
-            w.watched = [w.root]
-            for entry in sorted(os.scandir(w.root), key=lambda e: e.name):
-                if entry.is_dir(follow_symlinks=False) and w.rules.is_ignored(entry.name, True) is None:
-                    observer.schedule(handler, entry.path, recursive=True)
-                    w.watched.append(entry.path)
+            tops = [e for e in os.scandir(w.root) if e.is_dir(follow_symlinks=False)]
+            heavy = [e.name for e in tops if e.name in DEFAULT_IGNORED_DIRS and e.name != ".git"]
+            if not heavy:
+                # One recursive watch: one inotify reader thread, so one cookie orders every event.
+                observer.schedule(handler, w.root, recursive=True)
+                w.watched = [w.root]
+            else:
+                # A dependency tree or virtualenv at the top would cost thousands of watches: watch the root
+                # alone and each included top-level folder (each gets its own reader thread and cookie).
+                observer.schedule(handler, w.root, recursive=False)
+                w.watched, w.split = [w.root], True
+                for entry in sorted(tops, key=lambda e: e.name):
+                    if w.rules.is_ignored(entry.name, True) is None:
+                        observer.schedule(handler, entry.path, recursive=True)
+                        w.watched.append(entry.path)
             observer.start()
             w.observer, w.mode = observer, "inotify"
         except OSError as exc:  # ENOSPC / EMFILE: out of inotify watches or instances
@@ -182,7 +191,7 @@ class Watcher:
             return
         if is_dir:
             if kind in ("created", "moved", "deleted") and w.rules.is_ignored(rel, True) is None:
-                if kind == "created" and "/" not in rel and w.mode == "inotify" and w.observer is not None:
+                if kind == "created" and "/" not in rel and w.mode == "inotify" and w.observer is not None and w.split:
                     # A new top-level folder needs a recursive watch of its own.
                     try:
                         w.observer.schedule(_Handler(self, w), abs_path, recursive=True)
