@@ -44,6 +44,8 @@ MAX_QUEUED_READS = 2_000
 MAX_QUEUED_WRITES = 10_000
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
+LONG_JOB_MAX_WAIT_S = 0.5  # a queued sync waits at most about this long behind quick writes
+QUICK_BUDGET_S = 0.05  # quick writes a running sync lets in at each of its safe points
 
 
 @dataclass
@@ -72,9 +74,12 @@ class WriteQueue:
         self._cv = threading.Condition()
         self._quick: deque[Job | None] = deque()
         self._long: deque[Job | None] = deque()
+        self._long_since = 0.0  # when the long job now at the head of its queue got there
 
     def put(self, job: Job | None, quick: bool = False) -> None:
         with self._cv:
+            if not quick and not self._long:
+                self._long_since = time.monotonic()
             (self._quick if quick else self._long).append(job)
             self._cv.notify()
 
@@ -82,7 +87,14 @@ class WriteQueue:
         with self._cv:
             if not self._cv.wait_for(lambda: self._quick or self._long, timeout):
                 raise queue.Empty
-            return self._quick.popleft() if self._quick else self._long.popleft()
+            # Quick first, but a long job that has waited LONG_JOB_MAX_WAIT_S goes next: a steady stream of
+            # memory writes must not starve syncs (they still let quick writes in at their safe points).
+            if self._long and (not self._quick or self._long_since and
+                               time.monotonic() - self._long_since > LONG_JOB_MAX_WAIT_S):
+                job = self._long.popleft()
+                self._long_since = time.monotonic() if self._long else 0.0
+                return job
+            return self._quick.popleft()
 
     def get_nowait(self) -> Job | None:
         return self.get(timeout=0)
@@ -275,7 +287,9 @@ class Server:
         if push is None or threading.current_thread().name != "writer" or conn.in_transaction:
             return 0
         ran = 0
-        while (job := self.write_queue.take_quick()) is not None:
+        # A time budget per safe point: quick writes get in, and the sync still moves under a steady stream.
+        until = time.monotonic() + QUICK_BUDGET_S
+        while time.monotonic() < until and (job := self.write_queue.take_quick()) is not None:
             assert job.identity is not None
             push.send_multipart([_FINAL, job.identity, self._run(job, conn, push)])
             ran += 1
