@@ -12,10 +12,30 @@ import click
 from nexusd.errors import NexusError
 
 from .app import App, fail
-from .commands import COMMAND_MODULES
+from .commands import COMMANDS
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command runs (or `--help` lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        module_name = COMMANDS.get(name)
+        if module_name is None:
+            return None
+        import importlib
+
+        module = importlib.import_module(f"nexus_client.commands.{module_name}")
+        scratch = click.Group()
+        module.register(scratch)
+        return scratch.commands.get(name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-C", "directory", type=click.Path(file_okay=False), help="Work as if started in this directory.")
 @click.option("--json", "json_out", is_flag=True, help="Print results as JSON (also accepted after the command).")
 @click.option("--user", help="Memory owner (default: NEXUS_USER or the OS user).")
@@ -29,8 +49,6 @@ def main(ctx: click.Context, directory: str | None, json_out: bool, user: str | 
     ctx.call_on_close(app.close)
 
 
-for module in COMMAND_MODULES:
-    module.register(main)
 
 
 def run() -> None:

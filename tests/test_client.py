@@ -87,15 +87,53 @@ def test_daemon_install_writes_unit(tmp_path) -> None:
     d.cleanup()
 
 
-def test_every_command_takes_json() -> None:
+def all_commands():  # type: ignore[no-untyped-def]
+    """(path, command) for every leaf command, through the lazy group like the CLI itself."""
+    import click
     from nexus_client.cli import main
 
-    def walk(group, prefix=()):
-        for name, cmd in group.commands.items():
-            if hasattr(cmd, "commands"):
+    ctx = click.Context(main)
+
+    def walk(group, prefix=()):  # type: ignore[no-untyped-def]
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            assert cmd is not None, f"{' '.join(prefix + (name,))} is listed but cannot be loaded"
+            if isinstance(cmd, click.Group):
                 yield from walk(cmd, prefix + (name,))
             else:
                 yield prefix + (name,), cmd
 
-    missing = [" ".join(path) for path, cmd in walk(main) if not any(p.name == "json_flag" for p in cmd.params)]
+    return list(walk(main))
+
+
+def test_every_command_takes_json() -> None:
+    missing = [" ".join(path) for path, cmd in all_commands() if not any(p.name == "json_flag" for p in cmd.params)]
     assert not missing, f"commands without --json: {missing}"
+
+
+def test_lazy_command_map_matches_the_modules() -> None:
+    import importlib
+
+    import click
+    from nexus_client.commands import COMMANDS, MODULES
+
+    registered: dict[str, str] = {}
+    for module_name in MODULES:
+        scratch = click.Group()
+        importlib.import_module(f"nexus_client.commands.{module_name}").register(scratch)
+        for name in scratch.commands:
+            registered.setdefault(name, module_name)
+    # `forget` is registered by memory too, but the forget module's dispatcher is the one the CLI uses.
+    registered["forget"] = "forget"
+    assert registered == COMMANDS
+
+
+def test_status_imports_only_its_own_command_module() -> None:
+    code = (
+        "import sys\n"
+        "from nexus_client.cli import main\n"
+        "try:\n    main.main(['status', '--help'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('nexus_client.commands.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['nexus_client.commands.status']"

@@ -11,19 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli_commands() -> list[str]:
-    from nexus_client.cli import main
+    from tests.test_client import all_commands
 
-    out: list[str] = []
-
-    def walk(group, prefix: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
-        for name, cmd in group.commands.items():
-            if hasattr(cmd, "commands"):
-                walk(cmd, prefix + (name,))
-            else:
-                out.append(" ".join(prefix + (name,)))
-
-    walk(main, ())
-    return sorted(out)
+    return sorted(" ".join(path) for path, _cmd in all_commands())
 
 
 def test_every_cli_command_is_in_the_readme() -> None:
