@@ -369,3 +369,25 @@ def _spec_names(imp: ImportFact) -> set[str]:
     if ("*", "*") in imp.names:
         out.add("*")
     return out
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many leading path components two repository paths share (nearest-candidate ranking)."""
+    n = 0
+    for x, y in zip(a.split("/"), b.split("/"), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def dedupe_imports(edges: list[ImportEdge]) -> list[ImportEdge]:
+    """One edge per (target file, specifier), none to the importing file itself."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for edge in edges:
+        key = (edge.dst_path, edge.specifier)
+        if key not in seen and edge.dst_path != edge.src_path:
+            seen.add(key)
+            out.append(edge)
+    return out

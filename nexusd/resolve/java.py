@@ -40,6 +40,8 @@ from nexusd.resolve.base import (
     RepoIndex,
     Target,
 )
+from nexusd.resolve.base import common_prefix as _common_prefix
+from nexusd.resolve.base import dedupe_imports as _dedupe
 from nexusd.resolve.calls import lookup_scope, member_of, resolve_dotted
 
 TYPE_KINDS = frozenset({"class", "interface", "enum"})
@@ -448,21 +450,3 @@ def _nearest(defs: _Defs, near: str) -> tuple[str, SymbolFact]:
     return max(defs, key=lambda d: (_common_prefix(d[0], near), d[0] == near))
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _dedupe(edges: list[ImportEdge]) -> list[ImportEdge]:
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for edge in edges:
-        key = (edge.dst_path, edge.specifier)
-        if key not in seen and edge.dst_path != edge.src_path:
-            seen.add(key)
-            out.append(edge)
-    return out

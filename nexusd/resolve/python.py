@@ -26,6 +26,8 @@ from nexusd.resolve.base import (
     RepoIndex,
     Target,
 )
+from nexusd.resolve.base import common_prefix as _common_prefix
+from nexusd.resolve.base import dedupe_imports as _dedupe
 
 SOURCE_ROOT_NAMES = frozenset({"src", "lib"})
 
@@ -235,21 +237,3 @@ def module_names(path: str) -> list[str]:
     return [n for n in names if n]
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _dedupe(edges: list[ImportEdge]) -> list[ImportEdge]:
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for edge in edges:
-        key = (edge.dst_path, edge.specifier)
-        if key not in seen and edge.dst_path != edge.src_path:
-            seen.add(key)
-            out.append(edge)
-    return out

@@ -33,6 +33,7 @@ from collections import defaultdict
 
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import MAX_HOPS, FileBindings, FileTable, ImportEdge, Target
+from nexusd.resolve.base import common_prefix as _common_prefix
 from nexusd.resolve.calls import MAX_CANDIDATES
 from nexusd.resolve.java import TypeRules, _dedupe
 
@@ -272,11 +273,3 @@ class RubyRules(TypeRules):
             return None
         return None
 
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
