@@ -9,6 +9,7 @@ tokens in its `searchText`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[0-9]|\b)|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -22,13 +23,20 @@ def split_identifier(name: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=131_072)
+def _tokens(word: str) -> tuple[str, ...]:
+    """A word lower-cased, then its identifier parts. Cached: the same words recur across a repository's
+    symbols (a cold index of the standard library splits ~150k words, of which a few thousand are distinct)."""
+    return (word.lower(), *split_identifier(word))
+
+
 def search_text(*texts: str) -> str:
     """The original words plus their identifier parts, lower-cased, for full-text indexes."""
     words: list[str] = []
     seen: set[str] = set()
     for text in texts:
         for word in _WORD.findall(text or ""):
-            for token in [word.lower(), *split_identifier(word)]:
+            for token in _tokens(word):
                 if token not in seen:
                     seen.add(token)
                     words.append(token)
