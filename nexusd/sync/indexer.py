@@ -18,6 +18,7 @@ import logging
 import os
 import pickle
 import posixpath
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -211,7 +212,7 @@ class RepoSync:
                 touched[outcome.path] = stats[outcome.path]
                 report.unchanged += 1
             elif outcome.status == "parsed" and outcome.facts is not None:
-                changed[outcome.path] = outcome.facts
+                changed[outcome.path] = intern_facts(outcome.facts)
                 report.parsed += 1
                 if outcome.facts.diagnostics:
                     report.diagnostics += 1
@@ -385,7 +386,7 @@ class RepoSync:
         for path, (digest, _size, _mtime) in known.items():
             facts = self.cache.get(digest, path)  # for changed files: their *old* facts, by the old hash
             if facts is not None:
-                self.facts[path] = facts
+                self.facts[path] = intern_facts(facts)
             elif path not in skip:
                 missing.append(ParseTask(path))
         if missing:
@@ -396,7 +397,7 @@ class RepoSync:
             rebuilt = []
             for outcome in runner:
                 if outcome.facts is not None:
-                    self.facts[outcome.path] = outcome.facts
+                    self.facts[outcome.path] = intern_facts(outcome.facts)
                     rebuilt.append(outcome.facts)
             self.cache.put_many(rebuilt)
         for facts in self.facts.values():
@@ -404,6 +405,25 @@ class RepoSync:
         self.cache.release()
         self.index = index
         return index
+
+
+def intern_facts(facts: FileFacts) -> FileFacts:
+    """Share the strings that recur across a repository's facts (kinds, called names, callers): facts arrive
+    unpickled from the parser processes, one private copy per file, and the engine keeps them all (the
+    standard library's facts: ~110 MB -> ~80 MB)."""
+    intern = sys.intern
+    for sym in facts.symbols:
+        sym.kind = intern(sym.kind)
+        sym.name = intern(sym.name)
+        if sym.parent:
+            sym.parent = intern(sym.parent)
+    for call in facts.calls:
+        call.name = intern(call.name)
+        if call.caller:
+            call.caller = intern(call.caller)
+        if call.receiver:
+            call.receiver = intern(call.receiver)
+    return facts
 
 
 def build_summary(report: SyncReport, outcome: str, error: str | None = None) -> str:
