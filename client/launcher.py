@@ -16,7 +16,8 @@ from nexusd.errors import Unavailable
 START_TIMEOUT_S = float(os.environ.get("NEXUS_START_TIMEOUT", "30"))
 
 
-def _alive(path: Path) -> bool:
+def socket_alive(path: str | Path) -> bool:
+    """True when something accepts connections on the socket path (FIELD-NOTES: 0.06 ms, before any zmq)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.5)
     try:
@@ -43,11 +44,11 @@ def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if _alive(dirs.socket):
+        if socket_alive(dirs.socket):
             return proc.pid
         code = proc.poll()
         if code is not None:
-            if code == 3 and _alive(dirs.socket):  # another start won the race: fine
+            if code == 3 and socket_alive(dirs.socket):  # another start won the race: fine
                 return proc.pid
             text = start_log.read_text(errors="replace").strip()
             if code == 3:  # lock held by a daemon that is still opening its database

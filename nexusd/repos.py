@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,6 +192,3 @@ def with_freshness(repo: Repo, result: dict[str, Any]) -> dict[str, Any]:
     result.setdefault("repo", repo.root)
     return result
 
-
-def now() -> float:
-    return time.time()

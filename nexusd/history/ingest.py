@@ -30,7 +30,6 @@ import json
 import logging
 import os
 import subprocess
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -697,6 +696,3 @@ def delete_repo_history(conn: Conn, repo_id: str) -> None:
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 
-
-def now() -> float:
-    return time.time()

@@ -10,8 +10,8 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Forbidden, NotFound
@@ -64,23 +64,22 @@ def run_sync(
     """Sync one repository on the writer thread and record the outcome on its Repository node."""
     eng = engine(daemon, repo)
     try:
-        try:
-            report = eng.sync(conn, progress, paths=paths, full=full, between=lambda: daemon.server.service_quick(conn))
-        except StoreError as exc:
-            if "checkpoint" not in str(exc).lower():
-                raise
-            # A COPY's forced checkpoint timed out on a read transaction we could not hold back; the
-            # batch rolled back whole, so running it again is safe.
-            log.warning("sync of %s: %s; retrying once", repo.root, exc)
-            eng.index, eng.resolutions, eng.known = None, {}, None
-            eng.facts.clear()
-            report = eng.sync(conn, progress, paths=paths, full=full, between=lambda: daemon.server.service_quick(conn))
+        for attempt in (1, 2):
+            try:
+                report = eng.sync(
+                    conn, progress, paths=paths, full=full, between=lambda: daemon.server.service_quick(conn)
+                )
+                break
+            except StoreError as exc:
+                if attempt == 2 or "checkpoint" not in str(exc).lower():
+                    raise
+                # A COPY's forced checkpoint timed out on a read transaction we could not hold back; the
+                # batch rolled back whole, so running it again (from a fresh in-memory view) is safe.
+                log.warning("sync of %s: %s; retrying once", repo.root, exc)
+                eng.reset()
     except Exception as exc:
         log.exception("sync of %s failed", repo.root)
-        eng.index = None  # the in-memory table may be ahead of the graph: rebuild it next time
-        eng.facts.clear()
-        eng.resolutions.clear()
-        eng.known = None
+        eng.reset()  # the in-memory view may be ahead of the graph: rebuild it next time
         summary = build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}")
         conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
         repo.last_build = json.loads(summary)
@@ -92,8 +91,6 @@ def run_sync(
             _record(conn, repo, report)
         return report
     _record(conn, repo, report)
-    import time
-
     t0 = time.perf_counter()
     for listener in GRAPH_LISTENERS:
         try:
@@ -105,8 +102,6 @@ def run_sync(
 
 
 def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
-    import time
-
     summary = build_summary(report, "ok")
     now = time.time()
     conn.execute(
@@ -124,8 +119,6 @@ def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
     repo = reg.get(rid)
     if repo is not None:
         return repo
-    import time
-
     name = os.path.basename(root.rstrip(os.sep)) or root
     conn.execute(
         "MERGE (r:Repository {id: $id}) ON CREATE SET r.root = $root, r.name = $name, r.userId = $user, "
@@ -193,8 +186,6 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
-    import time
-
     t0 = time.perf_counter()
     if w is not None and w.get(repo.id) is not None and w.barrier(repo.id):
         # Cookie seen: every change made before this request is in the dirty set. We run on the writer,
@@ -362,7 +353,7 @@ def hook_notify(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     w = watcher(ctx.daemon)
     watch = w.get(repo.id) if w is not None else None
     if w is not None and watch is not None:
-        w._mark(watch, None)  # a checkout or rebase: reconcile with a full stat walk once events settle
+        w.rescan(repo.id)  # a checkout or rebase: reconcile with a full stat walk once events settle
     else:
         ctx.daemon.server.submit_internal(lambda c: run_sync(ctx.daemon, c, repo))
     return {"queued": True, "repo": repo.root}
@@ -455,12 +446,3 @@ def stop(daemon: Daemon) -> None:
     pool = daemon.services.pop("parsepool", None)
     if pool is not None:
         pool.close()
-
-
-def repo_root_path(repo: Repo, rel: str) -> Path:
-    """A repository-relative path made absolute, refusing anything that leaves the root."""
-    root = os.path.realpath(repo.root)
-    full = os.path.realpath(os.path.join(root, rel))
-    if full != root and not full.startswith(root + os.sep):
-        raise Forbidden(f"{rel} is outside the repository root")
-    return Path(full)

@@ -177,6 +177,13 @@ class RepoSync:
 
     # -- public -------------------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
+        self.index = None
+        self.facts.clear()
+        self.resolutions.clear()
+        self.known = None
+
     def sync(
         self,
         conn: Conn,

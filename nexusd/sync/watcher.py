@@ -218,6 +218,12 @@ class Watcher:
             w.last_event = now
         self._wake.set()
 
+    def rescan(self, repo_id: str) -> None:
+        """Make the next flush of a repository a full stat walk (a git checkout, merge or rebase)."""
+        w = self.get(repo_id)
+        if w is not None:
+            self._mark(w, None)
+
     def rescan_all(self, why: str) -> None:
         log.warning("rescanning every repository: %s", why)
         with self._lock:
