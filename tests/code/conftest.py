@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +39,5 @@ class Graph:
 
 
 @pytest.fixture
-def graph_daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    d = DaemonProcess().start()
-    try:
-        yield d
-    finally:
-        d.cleanup()
+def graph_daemon(daemon: DaemonProcess) -> DaemonProcess:
+    return daemon  # the shared fixture of tests/conftest.py

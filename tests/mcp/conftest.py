@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -61,12 +61,8 @@ def has_op(daemon: DaemonProcess, name: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def mcp_daemon() -> Iterator[DaemonProcess]:
-    d = DaemonProcess().start()
-    try:
-        yield d
-    finally:
-        d.cleanup()
+def mcp_daemon(shared_daemon: DaemonProcess) -> DaemonProcess:
+    return shared_daemon  # the shared fixture of tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -53,12 +53,8 @@ class Q:
 
 
 @pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
-    d = DaemonProcess().start()
-    try:
-        yield d
-    finally:
-        d.cleanup()
+def daemon(shared_daemon: DaemonProcess) -> DaemonProcess:
+    return shared_daemon  # the shared fixture of tests/conftest.py
 
 
 @pytest.fixture(scope="module")
