@@ -26,7 +26,7 @@ def test_no_daemon_no_autostart_fails_fast_naming_the_fix() -> None:
     elapsed = time.monotonic() - t0
     assert out.returncode == Unavailable.exit_code
     assert "not running" in out.stderr and "nexus daemon start" in out.stderr
-    assert elapsed < 2.0, f"took {elapsed:.2f}s"
+    assert elapsed < 5.0, f"took {elapsed:.2f}s"  # fails at once, not after the request timeout
 
 
 def test_library_raises_unavailable_without_daemon() -> None:
@@ -38,7 +38,7 @@ def test_library_raises_unavailable_without_daemon() -> None:
     t0 = time.monotonic()
     with pytest.raises(Unavailable):
         connect(dirs)
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 5.0
 
 
 def test_importing_the_client_loads_no_heavy_module() -> None:

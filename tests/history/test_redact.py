@@ -133,7 +133,8 @@ def test_redact_is_fast_on_ordinary_text() -> None:
     for _ in range(10):
         redact(text)
     elapsed = (time.perf_counter() - start) / 10
-    assert elapsed < 0.2, f"{elapsed * 1000:.1f} ms for {len(text)} chars"
+    # A guard against catastrophic regex backtracking (seconds), not a speed target.
+    assert elapsed < 2.0, f"{elapsed * 1000:.1f} ms for {len(text)} chars"
 
 
 def test_deny_list_matches_scrubs_and_persists(tmp_path: Path) -> None:

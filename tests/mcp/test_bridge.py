@@ -218,7 +218,7 @@ def test_ready_quickly_after_spawn(mcp_daemon: DaemonProcess, indexed_repo: Path
             await s.list_tools()
             return time.monotonic() - started
 
-    assert run(main) < 5.0
+    assert run(main) < 30.0  # a hang guard only: the start time is a bench figure
 
 
 def test_cli_import_loads_no_mcp_or_pydantic() -> None:

@@ -211,4 +211,5 @@ def test_walk_of_the_stdlib_is_fast() -> None:
     count = sum(1 for _ in rules.walk())
     elapsed = time.perf_counter() - start
     assert count > 500
-    assert elapsed < 2.0, f"walk of {count} files took {elapsed:.3f}s"
+    # A guard against a walk gone quadratic, not a speed target (bench/index_bench.py measures that).
+    assert elapsed < 20.0, f"walk of {count} files took {elapsed:.3f}s"
