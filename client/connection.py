@@ -40,6 +40,7 @@ class Client:
 
     def open(self, *, autostart: bool = False, handshake: bool = True) -> Client:
         sock_path = str(self.dirs.socket)
+        launcher.verify_socket(self.dirs)
         if not socket_alive(sock_path):
             if not autostart:
                 raise Unavailable(
@@ -68,6 +69,7 @@ class Client:
 
     def _connect(self) -> None:
         self._close_socket()
+        launcher.verify_socket(self.dirs)  # the socket is our daemon's, not one another user put in its place
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
