@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadRequest, Forbidden, NotFound
+from .. import safefs
+from ..errors import Forbidden, NotFound, TooLarge
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
 from ..store import StoreError
@@ -131,14 +132,11 @@ def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
 
 
 def _root_arg(args: dict[str, Any]) -> str:
-    path = args.get("repo")
-    if not path:
-        raise BadRequest("`repo` (a directory path) is required")
-    real = os.path.realpath(path)
+    path = safefs.check_path_arg(args.get("repo"), "repo")
+    real = os.path.realpath(path)  # symlinks resolved first: a link to /etc is /etc
     if not os.path.isdir(real):
         raise NotFound(f"{path} is not a directory")
-    if real == os.sep:
-        raise Forbidden("refusing to index the filesystem root")
+    safefs.index_root(real, path)  # never /, a system tree or a pseudo-filesystem (forbidden, with the reason)
     return real
 
 
@@ -166,7 +164,12 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         raise Forbidden(f"{root} is registered by another user")
     repo = register(ctx.conn, ctx.daemon, root, user)
     watch_repo(ctx.daemon, repo)  # before the build: changes made during it are caught
-    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+    try:
+        report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+    except TooLarge:
+        if existing is None:  # a refused first index leaves nothing registered (nor rebuilt at every start)
+            _unregister(ctx, repo)
+        raise
     return _result(repo, report)
 
 
@@ -221,7 +224,13 @@ def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    _unregister(ctx, repo)
+    return {"forgotten": repo.root, "id": repo.id}
+
+
+def _unregister(ctx: Ctx, repo: Repo) -> None:
     conn = ctx.conn
+    assert conn is not None
     with conn.transaction():
         graphwrite.delete_repo_code(conn, repo.id)
         from ..history.ingest import delete_repo_history
@@ -236,7 +245,6 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     w = watcher(ctx.daemon)
     if w is not None:
         w.unwatch(repo.id)
-    return {"forgotten": repo.root, "id": repo.id}
 
 
 def _next_action(repo: Repo) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import TooLarge
 from ..parse.facts import FileFacts
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
@@ -157,6 +158,18 @@ class FactsCache:
             os.replace(tmp, target)
         except OSError as exc:  # a cache that cannot be written only costs a re-parse later
             log.debug("facts cache write failed: %s", exc)
+
+
+DEFAULT_MAX_FILES = 200_000
+
+
+def max_first_index_files() -> int:
+    """The cap on files of a first index (NEXUS_MAX_FILES; 0 means none): a mistyped path such as a home
+    directory or a mount of millions of files is refused instead of filling the graph for an hour."""
+    try:
+        return max(0, int(os.environ.get("NEXUS_MAX_FILES", DEFAULT_MAX_FILES)))
+    except ValueError:
+        return DEFAULT_MAX_FILES
 
 
 class RepoSync:
@@ -341,7 +354,17 @@ class RepoSync:
         tasks: list[ParseTask] = []
         present: set[str] = set()
         if paths is None:
-            entries = [(e.path, e.size, e.mtime_ns) for e in self.rules.walk()]
+            cap = max_first_index_files() if not known else 0
+            entries = []
+            for e in self.rules.walk():
+                entries.append((e.path, e.size, e.mtime_ns))
+                if cap and len(entries) > cap:
+                    raise TooLarge(
+                        f"{self.root} has more than {cap:,} files to index; refusing a first index this large "
+                        "(is it the right directory?)",
+                        hint=f"index a project directory, or raise the cap: NEXUS_MAX_FILES={cap * 2} (0: no cap)",
+                        data={"cap": cap, "setting": "NEXUS_MAX_FILES"},
+                    )
             report.skipped.extend({"path": s.path, "reason": s.reason} for s in self.rules.skipped)
         else:
             entries = []
