@@ -54,6 +54,10 @@ class Daemon:
             # 0700 like the socket's directory: the data dir holds the memory journal and the graph (user data,
             # source text), the state dir the log; with the default umask both were readable by every local user.
             paths.ensure_private_dir(d)
+        # Private also what an earlier version or another tool left here with the default umask.
+        home = os.environ.get("NEXUS_HOME")
+        for top in [Path(home).expanduser()] if home else [self.dirs.data, self.dirs.state]:
+            paths.tighten(top)
         try:
             # Before the lock and before any bind: a directory on the way to the socket that another local user
             # created or can write to would let them take the socket's place (README "Where data lives").

@@ -214,3 +214,42 @@ def ensure_private_dir(path: Path) -> Path:
     if st.st_mode & 0o077:
         path.chmod(0o700)
     return path
+
+
+def tighten(root: Path) -> int:
+    """Make every file (0600) and directory (0700) of ours under `root` private; returns how many changed.
+
+    Homes written by earlier versions (or a log another tool redirected there) were 0644/0755 under the
+    default umask: the daemon runs this over its own directories at start."""
+    import stat as stat_mod
+
+    changed = 0
+    me = os.geteuid()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames, None]:
+            path = os.path.join(dirpath, name) if name is not None else dirpath
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if st.st_uid != me or stat_mod.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+                continue
+            mode = 0o700 if stat_mod.S_ISDIR(st.st_mode) else stat_mod.S_IMODE(st.st_mode) & 0o700
+            try:
+                os.chmod(path, mode)
+                changed += 1
+            except OSError:
+                pass
+    return changed
+
+
+def create_private_file(path: Path) -> None:
+    """Create `path` empty with mode 0600 if it is missing (writers that append, such as shells, keep its mode)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)

@@ -311,10 +311,16 @@ def process_hook_spool(daemon: Daemon, conn: Conn) -> dict[str, Any]:
     spool = daemon.dirs.hook_spool
     taken = spool.with_name(spool.name + ".taking")
     try:
+        if spool.stat().st_size == 0 and not taken.exists():
+            return {"events": 0}  # the empty private spool waiting for the hooks (see below)
         os.replace(spool, taken)
     except FileNotFoundError:
         if not taken.exists():
             return {"events": 0}
+    else:
+        from ..paths import create_private_file
+
+        create_private_file(spool)  # git hooks append with the user's umask: keep the next spool 0600
     try:
         lines = taken.read_text(errors="replace").splitlines()
     finally:
