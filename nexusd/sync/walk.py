@@ -185,7 +185,24 @@ def _load_spec(path: str) -> GitIgnoreSpec | None:
     except OSError:
         return None
     lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    return GitIgnoreSpec.from_lines(lines) if lines else None
+    if not lines:
+        return None
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitIgnorePatternError: one line git itself ignores (e.g. ending in `\`)
+        return _spec_of_valid_lines(lines)
+
+
+def _spec_of_valid_lines(lines: list[str]) -> GitIgnoreSpec | None:
+    """Git skips a pattern it cannot parse and keeps the rest: so do we (line by line, only when one failed)."""
+    kept = []
+    for line in lines:
+        try:
+            GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            continue
+        kept.append(line)
+    return GitIgnoreSpec.from_lines(kept) if kept else None
 
 
 class WalkRules:
