@@ -15,9 +15,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import safefs
-from ..errors import Forbidden, NotFound, TooLarge
+from ..errors import NotFound, TooLarge
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
+from ..repos import (
+    Repo,
+    check_owner,
+    default_user,
+    owner_of,
+    registry,
+    repo_id_for,
+    repo_shared,
+    require_repo,
+    with_freshness,
+)
 from ..store import StoreError
 from ..sync import graphwrite
 from ..sync.indexer import RepoSync, SyncReport, build_summary
@@ -159,9 +169,9 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     root = _root_arg(args)
     existing = registry(ctx).get(repo_id_for(root))
-    user = args.get("user") or ""
-    if existing is not None and user and existing.user_id and existing.user_id != user:
-        raise Forbidden(f"{root} is registered by another user")
+    user = args.get("user") or default_user()
+    if existing is not None:
+        check_owner(existing, user)
     repo = register(ctx.conn, ctx.daemon, root, user)
     watch_repo(ctx.daemon, repo)  # before the build: changes made during it are caught
     try:
@@ -186,6 +196,8 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    for path in args.get("paths") or []:
+        safefs.check_path_arg(path, "paths")  # a NUL byte is bad_request, not a crash in lstat
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
@@ -209,8 +221,8 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     args=schema({"user": USER_ARG}),
 )
 def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    user = args.get("user")
-    items = [r.to_dict() for r in registry(ctx).all() if not user or not r.user_id or r.user_id == user]
+    user = args.get("user")  # a listing: without a user, every registration (roots only, no code or memory)
+    items = [r.to_dict() for r in registry(ctx).all() if not user or repo_shared() or owner_of(r) == user]
     return {"repos": items}
 
 
@@ -380,7 +392,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
     user = args.get("user")
     out = []
     for repo in chosen:
-        if repo is None or (user and repo.user_id and repo.user_id != user):
+        if repo is None or (user and owner_of(repo) != user and not repo_shared()):
             continue
         counts = graphwrite.repo_counts(ctx.conn, repo.id)
         build = repo.last_build or {}
@@ -394,9 +406,16 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
                 "next": _next_action(repo),
                 **counts,
                 "diagnostics": graphwrite.diagnostics(ctx.conn, repo.id, limit=20),
+                "skipped": _skipped(ctx.daemon, repo),
             }
         )
     return "repos", out
+
+
+def _skipped(daemon: Daemon, repo: Repo) -> dict[str, Any]:
+    """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
+    eng = daemon.services.get("engines", {}).get(repo.id)
+    return eng.skipped_summary() if eng is not None else {}
 
 
 STATUS_SECTIONS.append(status_section)

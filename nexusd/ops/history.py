@@ -20,7 +20,7 @@ from ..errors import BadRequest, NotFound, NotIndexed
 from ..history import ingest, rank, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, require_repo, with_freshness
+from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
 
 if TYPE_CHECKING:
     from ..daemon import Daemon
@@ -71,7 +71,7 @@ def _user(args: dict[str, Any]) -> str:
 
 def _user_roots(ctx: Ctx, args: dict[str, Any]) -> list[str]:
     user = _user(args)
-    return [r.root for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+    return [r.root for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
 
 
 def scrape_files(ctx: Ctx, args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -230,7 +230,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     user = _user(args)
     text = args["text"]
     if args.get("allRepos"):
-        repos = [r for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+        repos = [r for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
         if not repos:
             raise NotIndexed("no repositories registered", hint="`nexus index PATH` first")
     else:
@@ -464,7 +464,7 @@ def forget_value(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("repo"):
         repo_ids = [require_repo(ctx, args).id]
     else:
-        repo_ids = [r.id for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+        repo_ids = [r.id for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
     deny = deny_list(ctx.daemon)
     added = deny.add(value)
     deny.save()  # before the delete: a crash in between still keeps the value out of every later ingest

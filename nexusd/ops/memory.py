@@ -317,6 +317,8 @@ def procedure(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def _repo_relative(repo: Repo, path: str) -> str:
     """Files as repository-relative forward-slash paths; absolute paths must lie inside the root."""
+    if "\x00" in path:
+        raise BadRequest("`files` must not contain a NUL byte")
     if os.path.isabs(path):
         real = os.path.realpath(path)
         if real != repo.root and not real.startswith(repo.root.rstrip(os.sep) + os.sep):

@@ -187,8 +187,26 @@ class RepoSync:
         self.resolutions: dict[str, FileResolution] = {}
         # path -> (hash, size, mtimeNs) as the graph holds it; None until first read (and after a failure).
         self.known: dict[str, tuple[str, int, int]] | None = None
+        # Files whose parse timed out, with the (size, mtimeNs) they had: not parsed again while unchanged
+        # (a full rebuild or a restart retries them: a timeout on a loaded machine can be spurious).
+        self.timed_out: dict[str, tuple[int, int]] = {}
+        # What the last full walk and the parses since left out: path -> reason (for `status`).
+        self.walk_skipped: dict[str, str] = {}
+        self.parse_skipped: dict[str, str] = {}
 
     # -- public -------------------------------------------------------------------------------------
+
+    def skipped_summary(self, examples: int = 3) -> dict[str, dict[str, Any]]:
+        """What the graph leaves out, by reason: {reason: {count, examples}} (symlink escapes, secrets, FIFOs,
+        too-large files, timeouts...), from the last full walk and the parses since."""
+        merged = {**self.walk_skipped, **self.parse_skipped}
+        out: dict[str, dict[str, Any]] = {}
+        for path in sorted(merged):
+            entry = out.setdefault(merged[path], {"count": 0, "examples": []})
+            entry["count"] += 1
+            if len(entry["examples"]) < examples:
+                entry["examples"].append(path)
+        return out
 
     def reset(self) -> None:
         """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
@@ -215,8 +233,13 @@ class RepoSync:
         known = self.known
         cold = full or not known
         report = SyncReport("cold" if cold else "incremental")
+        if full:
+            self.timed_out.clear()
         stats, tasks, present = self._scan(known, paths, cold, report)
         deleted = self._deleted(known, present, paths)
+        for path in deleted:
+            self.timed_out.pop(path, None)
+            self.parse_skipped.pop(path, None)
         report.seconds["scan"] = time.perf_counter() - t0
         if not tasks and not deleted:
             report.mode = "noop"
@@ -232,12 +255,18 @@ class RepoSync:
                 touched[outcome.path] = stats[outcome.path]
                 report.unchanged += 1
             elif outcome.status == "parsed" and outcome.facts is not None:
+                self.timed_out.pop(outcome.path, None)
+                self.parse_skipped.pop(outcome.path, None)
                 changed[outcome.path] = intern_facts(outcome.facts)
                 report.parsed += 1
                 if outcome.facts.diagnostics:
                     report.diagnostics += 1
             else:
                 report.skipped.append({"path": outcome.path, "reason": outcome.reason})
+                self.parse_skipped[outcome.path] = outcome.reason
+                if outcome.reason == "timeout" and outcome.path in stats:
+                    st = stats[outcome.path]
+                    self.timed_out[outcome.path] = (st.size, st.mtime_ns)
                 if outcome.reason in ("binary", "too-large", "timeout", "worker-died", "unreadable", "extract-failed"):
                     facts = skipped_facts(outcome.path, outcome.reason)
                     changed[outcome.path] = facts
@@ -366,6 +395,7 @@ class RepoSync:
                         data={"cap": cap, "setting": "NEXUS_MAX_FILES"},
                     )
             report.skipped.extend({"path": s.path, "reason": s.reason} for s in self.rules.skipped)
+            self.walk_skipped = {s.path: s.reason for s in self.rules.skipped}
         else:
             entries = []
             for rel in paths:
@@ -386,6 +416,8 @@ class RepoSync:
             old = known.get(rel)
             if not cold and old is not None and old[1] == size and old[2] == mtime and old[0]:
                 continue  # stat clears it: no read, no hash
+            if not cold and self.timed_out.get(rel) == (size, mtime):
+                continue  # timed out before with these very bytes: not again at every sync
             tasks.append(ParseTask(rel, None if cold or old is None else (old[0] or None)))
         return stats, tasks, present
 

@@ -358,7 +358,8 @@ class WalkRules:
         """Yield every file worth considering, depth-first, directories pruned as early as possible.
 
         Fills `self.skipped` (reset at each call) with the paths left out for a reason worth telling:
-        too-large, secret, binary, symlink, symlink-escape, unreadable, non-utf8-path, bad-path-name.
+        too-large, secret, binary, symlink, symlink-escape, unreadable, non-utf8-path, bad-path-name, fifo,
+        special-file (sockets, devices).
         Paths ignored by gitignore or by the default directory list are not reported: there are too many.
         """
         self.skipped = []
@@ -400,8 +401,9 @@ class WalkRules:
                     subdirs.append((rel, layers))
                     continue
                 assert st is not None
-                if not stat_mod.S_ISREG(st.st_mode):
-                    continue  # sockets, fifos, devices: nothing to read
+                if not stat_mod.S_ISREG(st.st_mode):  # sockets, fifos, devices: nothing to read
+                    self.skipped.append(SkippedPath(rel, "fifo" if stat_mod.S_ISFIFO(st.st_mode) else "special-file"))
+                    continue
                 if st.st_size > self.max_file_bytes:
                     self.skipped.append(SkippedPath(rel, "too-large"))
                     continue
