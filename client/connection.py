@@ -23,6 +23,7 @@ from .launcher import socket_alive
 
 ProgressFn = Callable[[dict[str, Any]], None]
 DEFAULT_TIMEOUT_S = 30.0
+LIVENESS_CHECK_S = 0.5
 _ids = itertools.count(1)
 
 
@@ -40,6 +41,7 @@ class Client:
 
     def open(self, *, autostart: bool = False, handshake: bool = True) -> Client:
         sock_path = str(self.dirs.socket)
+        launcher.verify_socket(self.dirs)
         if not socket_alive(sock_path):
             if not autostart:
                 raise Unavailable(
@@ -68,11 +70,24 @@ class Client:
 
     def _connect(self) -> None:
         self._close_socket()
+        launcher.verify_socket(self.dirs)  # the socket is our daemon's, not one another user put in its place
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
         sock.connect(self.dirs.endpoint)
         self._sock = sock
+
+    def _daemon_alive(self) -> bool:
+        """The process that answered `hello` still exists and something still accepts on the socket."""
+        pid = self.daemon_info.get("pid")
+        if isinstance(pid, int) and pid > 0:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                pass
+        return socket_alive(str(self.dirs.socket))
 
     def _close_socket(self) -> None:
         if self._sock is not None:
@@ -115,8 +130,19 @@ class Client:
         assert self._sock is not None
         deadline = time.monotonic() + timeout
         while True:
-            wait_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            left = deadline - time.monotonic()
+            # Wait in slices: between them, a daemon that died (kill -9, a crash) is noticed within ~0.5 s
+            # instead of at the end of a timeout that may be minutes long.
+            wait_ms = max(0, int(min(left, LIVENESS_CHECK_S) * 1000))
             if not self._sock.poll(wait_ms, zmq.POLLIN):
+                if left > LIVENESS_CHECK_S:
+                    if self._daemon_alive():
+                        continue
+                    self._close_socket()
+                    raise Unavailable(
+                        f"nexusd died while answering {op} (nothing listens on {self.dirs.socket})",
+                        hint="check `nexus daemon logs`; it restarts with the next command",
+                    )
                 self._connect()  # drop the old pipe: a late reply must not confuse the next request
                 if not socket_alive(str(self.dirs.socket)):
                     raise Unavailable(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from nexusd import paths
-from nexusd.errors import Unavailable
+from nexusd.errors import Forbidden, Unavailable
 
 START_TIMEOUT_S = float(os.environ.get("NEXUS_START_TIMEOUT", "30"))
 
@@ -29,11 +30,52 @@ def socket_alive(path: str | Path) -> bool:
         probe.close()
 
 
+def peer_uid(path: str | Path) -> int | None:
+    """The uid of the process listening on the socket path (SO_PEERCRED), or None when nobody listens.
+
+    pyzmq does not expose the fd of an ipc connection (libzmq's ZMQ_IPC_FILTER_UID filters on the binding
+    side only), so a plain AF_UNIX connect to the same path asks the kernel who is there. The directories
+    on the way are checked first (`verify_socket`), so the path cannot be swapped between this and zmq's connect.
+    """
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+        if not hasattr(socket, "SO_PEERCRED"):  # not Linux: the directory checks are what we have
+            return os.geteuid()
+        _pid, uid, _gid = struct.unpack("3i", probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        return int(uid)
+    except OSError:
+        return None
+    finally:
+        probe.close()
+
+
+def verify_socket(dirs: paths.Dirs) -> None:
+    """Refuse (Forbidden, naming the directory and its owner) a socket another local user could have placed:
+    every directory from the per-user top down must be ours and writable by nobody else, and the process
+    listening on the socket must run as our uid."""
+    hint = "another local user may have created it first: remove it, or set XDG_RUNTIME_DIR or NEXUS_HOME"
+    try:
+        paths.check_socket_dirs(dirs)
+    except FileNotFoundError:
+        return  # nothing there yet: the daemon is not running (and creates the directories itself)
+    except paths.UnsafePath as exc:
+        raise Forbidden(str(exc), hint=hint) from None
+    uid = peer_uid(dirs.socket)
+    if uid is not None and uid != os.geteuid():
+        owner = paths.owner_name(uid)
+        raise Forbidden(f"refusing to talk to {dirs.socket}: it is served by {owner}, not by {paths.owner_name(os.geteuid())}", hint=hint)
+
+
 def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
     """Start `nexusd run` in its own session and wait for its socket. Returns the pid."""
-    dirs.state.mkdir(parents=True, exist_ok=True)
+    paths.ensure_private_dir(dirs.state)
     start_log = dirs.state / "nexusd.start.log"
-    with open(start_log, "wb") as err:
+    # The daemon's early stderr: private like everything under the home (0600, whatever the client's umask).
+    fd = os.open(start_log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "nexusd", "run"],
             stdin=subprocess.DEVNULL,

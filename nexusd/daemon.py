@@ -47,10 +47,28 @@ class Daemon:
     # -- run ----------------------------------------------------------------------------------------
 
     def run(self) -> int:
+        # Everything the daemon creates is private to its user (files 0600, directories 0700), whatever the
+        # umask it inherited: the home holds memory, source text, logs and shell history.
+        os.umask(0o077)
         for d in (self.dirs.data, self.dirs.state):
             # 0700 like the socket's directory: the data dir holds the memory journal and the graph (user data,
             # source text), the state dir the log; with the default umask both were readable by every local user.
             paths.ensure_private_dir(d)
+        # Private also what an earlier version or another tool left here with the default umask.
+        home = os.environ.get("NEXUS_HOME")
+        for top in [Path(home).expanduser()] if home else [self.dirs.data, self.dirs.state]:
+            paths.tighten(top)
+        try:
+            # Before the lock and before any bind: a directory on the way to the socket that another local user
+            # created or can write to would let them take the socket's place (README "Where data lives").
+            paths.check_socket_dirs(self.dirs, create=True)
+        except (paths.UnsafePath, OSError) as exc:
+            print(f"nexusd: {exc}", file=sys.stderr)
+            print(
+                "nexusd: set XDG_RUNTIME_DIR to a private directory, or NEXUS_HOME, or remove that directory",
+                file=sys.stderr,
+            )
+            return 4
         try:
             self._lock.acquire()
         except AlreadyRunning as exc:
@@ -124,7 +142,7 @@ class Daemon:
         from .server import Server
 
         sock = self.dirs.socket
-        paths.ensure_private_dir(sock.parent)
+        paths.check_socket_dirs(self.dirs, create=True)  # again, right before the bind
         # We hold the lock, so a socket file left here belongs to a dead daemon: safe to remove.
         sock.unlink(missing_ok=True)
         self.server = Server(self, self.dirs.endpoint, readers=self.readers)

@@ -175,10 +175,27 @@ def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> 
     repo = registry(ctx).containing(path)
     if repo is None:
         raise NotIndexed(f"{path} is not in a registered repository", hint=f"register it: `nexus index {path}`")
-    who = user if user is not None else args.get("user")
-    if who and repo.user_id and who != repo.user_id and not repo_shared():
-        raise Forbidden(f"{repo.root} is registered by another user")
+    check_owner(repo, user if user is not None else args.get("user"))
     return repo
+
+
+def default_user() -> str:
+    """Who a request speaks for when it names nobody: NEXUS_USER, else the daemon's OS user (as memory does)."""
+    import getpass
+
+    return os.environ.get("NEXUS_USER") or getpass.getuser()
+
+
+def owner_of(repo: Repo) -> str:
+    """A repository registered without a user (by an older version) belongs to the default user."""
+    return repo.user_id or default_user()
+
+
+def check_owner(repo: Repo, who: str | None) -> None:
+    """Every request about a repository is checked against its owner, also one that names no user (it speaks
+    for the default user). Within one uid `user` is a namespace, not a boundary: RELIABILITY.md, threat model."""
+    if (who or default_user()) != owner_of(repo) and not repo_shared():
+        raise Forbidden(f"{repo.root} is registered by another user")
 
 
 def repo_shared() -> bool:

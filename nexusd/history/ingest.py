@@ -441,10 +441,12 @@ def plan_docs(root: str, deny: DenyList) -> tuple[list[tuple[DocSectionFacts, fl
     sections: list[tuple[DocSectionFacts, float]] = []
     denied = 0
     for rel, kind, mtime in doc_files(root):
-        try:
-            text = Path(root, rel).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        from nexusd.sync.walk import read_source_checked
+
+        data, _reason = read_source_checked(root, rel, MAX_DOC_BYTES)  # no symlink swapped in, no FIFO, bounded
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         split = docs_source.split_markdown if kind == "md" else docs_source.split_rst
         for section in split(rel, text):
             section.text = redact(section.text)[0]
@@ -515,17 +517,28 @@ def spool_line(cmd: ShellCommandFacts) -> str:
     return f"N1\t{cmd.shell}\t{cmd.started_at:.6f}\t{end:.6f}\t{code}\t{esc(cmd.cwd)}\t{esc(cmd.text)}\n"
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
 def take_spool(spool: Path) -> Path | None:
     """Rename the spool aside (atomic; shells appending meanwhile start a new file). Leftover asides from an
     interrupted ingest are merged first, so they are read again rather than lost."""
     aside = spool.with_name(spool.name + ".ingesting")
-    if spool.exists():
+    if _size(spool) > 0:
         if aside.exists():
             with open(aside, "ab") as dst, open(spool, "rb") as src:
                 dst.write(src.read())
             spool.unlink()
         else:
             os.replace(spool, aside)
+        # Shells append to the next spool with their own umask (often 0644): an empty private one is waiting.
+        from nexusd.paths import create_private_file
+
+        create_private_file(spool)
     return aside if aside.exists() else None
 
 

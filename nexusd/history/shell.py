@@ -29,7 +29,6 @@ What the hook records and why:
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -261,11 +260,10 @@ def scrape_history(path: Path | str, kind: str, limit: int = 1000) -> list[Shell
     """
     if kind not in ("bash", "zsh"):
         raise ValueError(f"unsupported shell: {kind!r} (bash or zsh)")
-    try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - _MAX_SCRAPE_BYTES))
-            data = handle.read()
+    from nexusd.safefs import read_tail
+
+    try:  # a regular file only (never a FIFO or a device: O_NONBLOCK, fstat), within a size and time bound
+        data, size = read_tail(str(path), _MAX_SCRAPE_BYTES)
     except OSError:
         return []
     if size > _MAX_SCRAPE_BYTES:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from nexusd.history.redact import redact
 __all__ = ["MAX_TURN_CHARS", "encode_project_dir", "find_transcripts", "read_transcript"]
 
 MAX_TURN_CHARS = 4000
+MAX_TRANSCRIPT_BYTES = 64 << 20
 _TOOL_INPUT_CHARS = 200
 _TOOL_RESULT_CHARS = 300
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
@@ -48,18 +50,28 @@ def _default_claude_dir() -> Path:
 
 
 def _first_cwd(path: Path, max_lines: int = 20) -> str | None:
+    from nexusd.safefs import read_head
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for _, line in zip(range(max_lines), handle, strict=False):
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("cwd"), str):
-                    return str(obj["cwd"])
+        data, _size = read_head(str(path), 1 << 20)
     except OSError:
         return None
+    for line in data.decode("utf-8", "replace").splitlines()[:max_lines]:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("cwd"), str):
+            return str(obj["cwd"])
     return None
+
+
+def _regular(path: Path) -> bool:
+    """A regular file itself, not a symlink, FIFO or device (lstat: nothing is followed or opened)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def find_transcripts(repo_root: Path | str, claude_dir: Path | str | None = None) -> list[Path]:
@@ -76,9 +88,9 @@ def find_transcripts(repo_root: Path | str, claude_dir: Path | str | None = None
     for directory in dirs:
         name = directory.name
         if name in exact:
-            found.extend(directory.glob("*.jsonl"))
+            found.extend(p for p in directory.glob("*.jsonl") if _regular(p))
         elif any(name.startswith(prefix + "-") for prefix in exact):
-            for candidate in directory.glob("*.jsonl"):
+            for candidate in (p for p in directory.glob("*.jsonl") if _regular(p)):
                 cwd = _first_cwd(candidate)
                 if cwd and (cwd == root or cwd.startswith(root + os.sep)):
                     found.append(candidate)
@@ -164,26 +176,27 @@ def read_transcript(path: Path | str) -> list[ConversationTurnFacts]:
     turns: list[ConversationTurnFacts] = []
     fallback_session = Path(path).stem
     ordinals: dict[str, int] = {}
-    try:
-        handle = open(path, encoding="utf-8", errors="replace")
+    from nexusd.safefs import read_head
+
+    try:  # a regular file only (never a FIFO or a device), within a size and time bound
+        data, _size = read_head(str(path), MAX_TRANSCRIPT_BYTES)
     except OSError:
         return turns
-    with handle:
-        for line in handle:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(obj, dict) or obj.get("type") not in ("user", "assistant") or obj.get("isMeta"):
-                continue
-            text, only_results = _message_text(obj.get("message"))
-            if not text.strip():
-                continue
-            session = str(obj.get("sessionId") or fallback_session)
-            role = "tool" if only_results else str(obj["type"])
-            timestamp = str(obj.get("timestamp") or "")
-            for part, chunk in enumerate(_chunk_turn(text)):
-                ordinal = ordinals.get(session, 0)
-                ordinals[session] = ordinal + 1
-                turns.append(ConversationTurnFacts(session, ordinal, role, timestamp, redact(chunk)[0], part))
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or obj.get("type") not in ("user", "assistant") or obj.get("isMeta"):
+            continue
+        text, only_results = _message_text(obj.get("message"))
+        if not text.strip():
+            continue
+        session = str(obj.get("sessionId") or fallback_session)
+        role = "tool" if only_results else str(obj["type"])
+        timestamp = str(obj.get("timestamp") or "")
+        for part, chunk in enumerate(_chunk_turn(text)):
+            ordinal = ordinals.get(session, 0)
+            ordinals[session] = ordinal + 1
+            turns.append(ConversationTurnFacts(session, ordinal, role, timestamp, redact(chunk)[0], part))
     return turns

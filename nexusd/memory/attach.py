@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -79,14 +78,13 @@ def shape_hash(root: str | None, symbol: dict[str, Any]) -> str | None:
     """A hash of the symbol's source with its own name masked out: equal for a pure rename."""
     if not root or not symbol.get("path") or not symbol.get("startLine"):
         return None
-    path = os.path.realpath(os.path.join(root, symbol["path"]))
-    if not path.startswith(os.path.realpath(root) + os.sep):
+    from ..sync.walk import read_source_checked
+
+    # Inside the root, never through a symlink, a regular file only (a FIFO swapped in must not block a reader).
+    data, _reason = read_source_checked(root, str(symbol["path"]))
+    if data is None:
         return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     start, end = int(symbol["startLine"]), int(symbol.get("endLine") or symbol["startLine"])
     text = "\n".join(lines[start - 1 : end])
     name = symbol.get("name") or ""

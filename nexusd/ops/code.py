@@ -14,9 +14,20 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadRequest, Forbidden, NotFound
+from .. import safefs
+from ..errors import NotFound, TooLarge
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
+from ..repos import (
+    Repo,
+    check_owner,
+    default_user,
+    owner_of,
+    registry,
+    repo_id_for,
+    repo_shared,
+    require_repo,
+    with_freshness,
+)
 from ..store import StoreError
 from ..sync import graphwrite
 from ..sync.indexer import RepoSync, SyncReport, build_summary
@@ -131,14 +142,11 @@ def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
 
 
 def _root_arg(args: dict[str, Any]) -> str:
-    path = args.get("repo")
-    if not path:
-        raise BadRequest("`repo` (a directory path) is required")
-    real = os.path.realpath(path)
+    path = safefs.check_path_arg(args.get("repo"), "repo")
+    real = os.path.realpath(path)  # symlinks resolved first: a link to /etc is /etc
     if not os.path.isdir(real):
         raise NotFound(f"{path} is not a directory")
-    if real == os.sep:
-        raise Forbidden("refusing to index the filesystem root")
+    safefs.index_root(real, path)  # never /, a system tree or a pseudo-filesystem (forbidden, with the reason)
     return real
 
 
@@ -161,12 +169,17 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     root = _root_arg(args)
     existing = registry(ctx).get(repo_id_for(root))
-    user = args.get("user") or ""
-    if existing is not None and user and existing.user_id and existing.user_id != user:
-        raise Forbidden(f"{root} is registered by another user")
+    user = args.get("user") or default_user()
+    if existing is not None:
+        check_owner(existing, user)
     repo = register(ctx.conn, ctx.daemon, root, user)
     watch_repo(ctx.daemon, repo)  # before the build: changes made during it are caught
-    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+    try:
+        report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+    except TooLarge:
+        if existing is None:  # a refused first index leaves nothing registered (nor rebuilt at every start)
+            _unregister(ctx, repo)
+        raise
     return _result(repo, report)
 
 
@@ -183,6 +196,8 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    for path in args.get("paths") or []:
+        safefs.check_path_arg(path, "paths")  # a NUL byte is bad_request, not a crash in lstat
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
@@ -206,8 +221,8 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     args=schema({"user": USER_ARG}),
 )
 def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    user = args.get("user")
-    items = [r.to_dict() for r in registry(ctx).all() if not user or not r.user_id or r.user_id == user]
+    user = args.get("user")  # a listing: without a user, every registration (roots only, no code or memory)
+    items = [r.to_dict() for r in registry(ctx).all() if not user or repo_shared() or owner_of(r) == user]
     return {"repos": items}
 
 
@@ -221,7 +236,13 @@ def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    _unregister(ctx, repo)
+    return {"forgotten": repo.root, "id": repo.id}
+
+
+def _unregister(ctx: Ctx, repo: Repo) -> None:
     conn = ctx.conn
+    assert conn is not None
     with conn.transaction():
         graphwrite.delete_repo_code(conn, repo.id)
         from ..history.ingest import delete_repo_history
@@ -236,7 +257,6 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     w = watcher(ctx.daemon)
     if w is not None:
         w.unwatch(repo.id)
-    return {"forgotten": repo.root, "id": repo.id}
 
 
 def _next_action(repo: Repo) -> str:
@@ -303,10 +323,16 @@ def process_hook_spool(daemon: Daemon, conn: Conn) -> dict[str, Any]:
     spool = daemon.dirs.hook_spool
     taken = spool.with_name(spool.name + ".taking")
     try:
+        if spool.stat().st_size == 0 and not taken.exists():
+            return {"events": 0}  # the empty private spool waiting for the hooks (see below)
         os.replace(spool, taken)
     except FileNotFoundError:
         if not taken.exists():
             return {"events": 0}
+    else:
+        from ..paths import create_private_file
+
+        create_private_file(spool)  # git hooks append with the user's umask: keep the next spool 0600
     try:
         lines = taken.read_text(errors="replace").splitlines()
     finally:
@@ -366,7 +392,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
     user = args.get("user")
     out = []
     for repo in chosen:
-        if repo is None or (user and repo.user_id and repo.user_id != user):
+        if repo is None or (user and owner_of(repo) != user and not repo_shared()):
             continue
         counts = graphwrite.repo_counts(ctx.conn, repo.id)
         build = repo.last_build or {}
@@ -380,9 +406,16 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
                 "next": _next_action(repo),
                 **counts,
                 "diagnostics": graphwrite.diagnostics(ctx.conn, repo.id, limit=20),
+                "skipped": _skipped(ctx.daemon, repo),
             }
         )
     return "repos", out
+
+
+def _skipped(daemon: Daemon, repo: Repo) -> dict[str, Any]:
+    """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
+    eng = daemon.services.get("engines", {}).get(repo.id)
+    return eng.skipped_summary() if eng is not None else {}
 
 
 STATUS_SECTIONS.append(status_section)

@@ -15,11 +15,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import safefs
 from ..errors import BadRequest, NotFound, NotIndexed
 from ..history import ingest, rank, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, require_repo, with_freshness
+from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
 
 if TYPE_CHECKING:
     from ..daemon import Daemon
@@ -66,6 +67,25 @@ def spool_path(daemon: Daemon) -> Path:
 
 def _user(args: dict[str, Any]) -> str:
     return str(args.get("user") or ingest.history_user())
+
+
+def _user_roots(ctx: Ctx, args: dict[str, Any]) -> list[str]:
+    user = _user(args)
+    return [r.root for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
+
+
+def scrape_files(ctx: Ctx, args: dict[str, Any]) -> list[tuple[str, str]]:
+    """The history files a request asks to scrape, each checked (safefs.history_file) before anything is read:
+    a path that is not a regular shell history file of this user is `bad_request` with the reason."""
+    roots = _user_roots(ctx, args)
+    return [(safefs.history_file(f["path"], roots), f["shell"]) for f in args.get("scrape") or []]
+
+
+def claude_dir(ctx: Ctx, args: dict[str, Any]) -> str | None:
+    if args.get("claudeDir") is None:
+        return None
+    extra = [os.environ.get("CLAUDE_CONFIG_DIR")]
+    return str(safefs.config_dir(args["claudeDir"], "claudeDir", _user_roots(ctx, args), extra))
 
 
 def ingest_spool_now(daemon: Daemon, conn: Conn) -> dict[str, int]:
@@ -129,6 +149,8 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
 def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    scrape = scrape_files(ctx, args)  # refused before anything is written
+    claude = claude_dir(ctx, args)
     conn, daemon = ctx.conn, ctx.daemon
     deny = deny_list(daemon)
     user = _user(args)
@@ -153,12 +175,12 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         )
     if args.get("shell", True):
         out["shell"] = ingest_spool_now(daemon, conn)
-        if args.get("scrape"):
-            scraped = ingest.scrape_shell((f["path"], f["shell"]) for f in args["scrape"])
+        if scrape:
+            scraped = ingest.scrape_shell(scrape)
             out["shell"]["scraped"] = ingest.store_scraped(conn, repo, user, scraped, deny)
     if args.get("transcripts", ingest.transcripts_enabled()):
         ctx.progress({"message": "reading transcripts"})
-        turns, denied = ingest.plan_transcripts(repo.root, deny, args.get("claudeDir"))
+        turns, denied = ingest.plan_transcripts(repo.root, deny, claude)
         out["transcripts"] = {"turns": len(turns), "stored": ingest.store_transcripts(conn, repo, user, turns), "denied": denied}
         _store_vectors(conn, repo.id, user, "ConversationTurn", [(t.id, t.text) for t in turns])
     else:
@@ -208,7 +230,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     user = _user(args)
     text = args["text"]
     if args.get("allRepos"):
-        repos = [r for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+        repos = [r for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
         if not repos:
             raise NotIndexed("no repositories registered", hint="`nexus index PATH` first")
     else:
@@ -380,7 +402,7 @@ def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             for d, _ in sections[:limit]
         ]  # fmt: skip
     else:
-        turns, denied = ingest.plan_transcripts(repo.root, deny, args.get("claudeDir"))
+        turns, denied = ingest.plan_transcripts(repo.root, deny, claude_dir(ctx, args))
         out.update(total=len(turns), denied=denied, enabled=ingest.transcripts_enabled())
         out["items"] = [
             {"sessionId": t.session_id, "ordinal": t.ordinal, "role": t.role, "at": t.timestamp,
@@ -394,6 +416,7 @@ def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> d
     from ..history import shell as shell_source
 
     daemon = ctx.daemon
+    scrape = scrape_files(ctx, args)
     spool = daemon.dirs.spool
     data = b""
     for path in (spool.with_name(spool.name + ".ingesting"), spool):
@@ -411,8 +434,8 @@ def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> d
     ]  # fmt: skip
     out: dict[str, Any] = {"kind": "shell", "dryRun": True, "spool": str(spool), "pending": len(commands),
                            "malformed": bad, **dropped, "items": items}  # fmt: skip
-    if args.get("scrape"):
-        scraped = ingest.scrape_shell((f["path"], f["shell"]) for f in args["scrape"])
+    if scrape:
+        scraped = ingest.scrape_shell(scrape)
         out["scraped"] = [
             {"command": c.text, "shell": c.shell, "startedAt": c.started_at, "source": "scraped", "signal": 0.3}
             for c in scraped[-limit:]
@@ -441,7 +464,7 @@ def forget_value(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("repo"):
         repo_ids = [require_repo(ctx, args).id]
     else:
-        repo_ids = [r.id for r in registry(ctx).all() if not r.user_id or r.user_id == user]
+        repo_ids = [r.id for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
     deny = deny_list(ctx.daemon)
     added = deny.add(value)
     deny.save()  # before the delete: a crash in between still keeps the value out of every later ingest

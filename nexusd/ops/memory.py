@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 from ..errors import BadRequest, NotFound
+from ..history.redact import redact
 from ..memory import attach, model
 from ..memory.service import MemoryService, export_nodes, render
 from ..memory.text import CHARS_PER_TOKEN, estimate_tokens, search_text
@@ -51,6 +52,22 @@ def stop(daemon: Any) -> None:
 
 def _user(args: dict[str, Any]) -> str:
     return str(args.get("user") or os.environ.get("NEXUS_USER") or getpass.getuser())
+
+
+def _scrub(args: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The request with secrets redacted from its free-text fields (the history layer's rules, history/redact.py)
+    before anything is hashed into an id, journaled or stored: memory is served to agents."""
+    out = dict(args)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = redact(value)[0]
+        elif isinstance(value, list):
+            out[key] = [redact(v)[0] if isinstance(v, str) else v for v in value]
+    return out
+
+
+MEMORY_TEXT_FIELDS = ("text", "title", "steps", "done", "openItems", "nextSteps", "summary")
 
 
 def _scope(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Repo]:
@@ -113,6 +130,7 @@ def _scoped(ctx: Ctx, user: str, repo: Repo, result: dict[str, Any]) -> dict[str
     tool=True,
 )
 def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "title")
     user, repo = _scope(ctx, args)
     now = time.time()
     # A client-chosen id makes a re-sent start idempotent; otherwise every start is a new session.
@@ -140,6 +158,7 @@ def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     tool=True,
 )
 def session_end(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "summary")
     user, repo = _scope(ctx, args)
     session = _session(ctx, user, repo, args.get("session"), required=True)
     assert session is not None
@@ -187,6 +206,7 @@ def session_list(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     tool=True,
 )
 def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "text")
     user, repo = _scope(ctx, args)
     session = _session(ctx, user, repo, args.get("session"), required=True)
     assert session is not None
@@ -226,6 +246,7 @@ def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     tool=True,
 )
 def remember(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "text")
     user, repo = _scope(ctx, args)
     text = args["text"].strip()
     if not text:
@@ -278,6 +299,7 @@ def _public_symbol(symbol: dict[str, Any] | None) -> dict[str, Any] | None:
     tool=True,
 )
 def procedure(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "title", "steps")
     user, repo = _scope(ctx, args)
     files = [_repo_relative(repo, f) for f in args.get("files") or []]
     pid = model.content_id("Procedure", user, repo.id, args["title"], args["steps"], files)
@@ -295,6 +317,8 @@ def procedure(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def _repo_relative(repo: Repo, path: str) -> str:
     """Files as repository-relative forward-slash paths; absolute paths must lie inside the root."""
+    if "\x00" in path:
+        raise BadRequest("`files` must not contain a NUL byte")
     if os.path.isabs(path):
         real = os.path.realpath(path)
         if real != repo.root and not real.startswith(repo.root.rstrip(os.sep) + os.sep):
@@ -322,6 +346,7 @@ def _repo_relative(repo: Repo, path: str) -> str:
     tool=True,
 )
 def handoff_write(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    args = _scrub(args, "done", "open", "next")
     user, repo = _scope(ctx, args)
     session = _session(ctx, user, repo, args.get("session"), required=bool(args.get("session")))
     sid = session["id"] if session else None
@@ -549,7 +574,7 @@ def prepare_import(record: dict[str, Any], user: str, repo_id: str) -> dict[str,
         kind = model.label_of(node_id) or label
         return model.content_id(kind, user, repo_id, "import", node_id)
 
-    node = model.clean(label, record)
+    node = _scrub(model.clean(label, record), *MEMORY_TEXT_FIELDS)
     node.update(type=label, id=remap(record["id"]), userId=user, repoId=repo_id)
     if node.get("sessionId"):
         node["sessionId"] = remap(node["sessionId"])

@@ -122,6 +122,18 @@ def warm(languages: list[str] | None = None) -> None:
         _query(language)
 
 
+def _redact_symbols(facts: FileFacts) -> None:
+    """Secrets in signatures (a key as a default argument) and docs (a token in a docstring) never reach the
+    graph, the facts cache or an agent: the history layer's rules (history/redact.py), applied at extraction."""
+    from ..history.redact import redact
+
+    for sym in facts.symbols:
+        if sym.signature:
+            sym.signature = redact(sym.signature)[0]
+        if sym.doc:
+            sym.doc = redact(sym.doc)[0]
+
+
 def extract(path: str, data: bytes) -> FileFacts:
     """Facts for one file. Never raises; problems become diagnostics on the returned facts."""
     path = path.replace("\\", "/")
@@ -151,6 +163,7 @@ def extract(path: str, data: bytes) -> FileFacts:
     gc.disable()
     try:
         _extract_into(facts, language, data)
+        _redact_symbols(facts)
     except Exception as exc:  # noqa: BLE001 - the crash barrier of parsing: report, never propagate
         facts.symbols.clear()
         facts.imports.clear()

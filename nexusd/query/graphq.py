@@ -185,7 +185,9 @@ def snippet(req: Req, rel: str, start: int, end: int | None) -> dict[str, Any]:
     if last - first + 1 > SNIPPET_MAX_LINES:
         cut = {"bound": "lines", "limit": SNIPPET_MAX_LINES, "remainingLines": last - first + 1 - SNIPPET_MAX_LINES}
         last = first + SNIPPET_MAX_LINES - 1
-    text = "\n".join(lines[first - 1 : last])
+    from ..history.redact import redact
+
+    text = redact("\n".join(lines[first - 1 : last]))[0]  # source text reaches agents: no secrets in it
     if len(text) > SNIPPET_MAX_BYTES:
         text = text[:SNIPPET_MAX_BYTES]
         cut = {"bound": "bytes", "limit": SNIPPET_MAX_BYTES}

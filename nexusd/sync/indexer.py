@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import TooLarge
 from ..parse.facts import FileFacts
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 1
+FACTS_CACHE_VERSION = 2  # 2: signatures and docs are redacted at extraction
 INLINE_MAX_FILES = 8
 MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
 
@@ -159,6 +160,18 @@ class FactsCache:
             log.debug("facts cache write failed: %s", exc)
 
 
+DEFAULT_MAX_FILES = 200_000
+
+
+def max_first_index_files() -> int:
+    """The cap on files of a first index (NEXUS_MAX_FILES; 0 means none): a mistyped path such as a home
+    directory or a mount of millions of files is refused instead of filling the graph for an hour."""
+    try:
+        return max(0, int(os.environ.get("NEXUS_MAX_FILES", DEFAULT_MAX_FILES)))
+    except ValueError:
+        return DEFAULT_MAX_FILES
+
+
 class RepoSync:
     """The sync engine of one registered repository. Runs on the writer thread only."""
 
@@ -174,8 +187,26 @@ class RepoSync:
         self.resolutions: dict[str, FileResolution] = {}
         # path -> (hash, size, mtimeNs) as the graph holds it; None until first read (and after a failure).
         self.known: dict[str, tuple[str, int, int]] | None = None
+        # Files whose parse timed out, with the (size, mtimeNs) they had: not parsed again while unchanged
+        # (a full rebuild or a restart retries them: a timeout on a loaded machine can be spurious).
+        self.timed_out: dict[str, tuple[int, int]] = {}
+        # What the last full walk and the parses since left out: path -> reason (for `status`).
+        self.walk_skipped: dict[str, str] = {}
+        self.parse_skipped: dict[str, str] = {}
 
     # -- public -------------------------------------------------------------------------------------
+
+    def skipped_summary(self, examples: int = 3) -> dict[str, dict[str, Any]]:
+        """What the graph leaves out, by reason: {reason: {count, examples}} (symlink escapes, secrets, FIFOs,
+        too-large files, timeouts...), from the last full walk and the parses since."""
+        merged = {**self.walk_skipped, **self.parse_skipped}
+        out: dict[str, dict[str, Any]] = {}
+        for path in sorted(merged):
+            entry = out.setdefault(merged[path], {"count": 0, "examples": []})
+            entry["count"] += 1
+            if len(entry["examples"]) < examples:
+                entry["examples"].append(path)
+        return out
 
     def reset(self) -> None:
         """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
@@ -202,8 +233,13 @@ class RepoSync:
         known = self.known
         cold = full or not known
         report = SyncReport("cold" if cold else "incremental")
+        if full:
+            self.timed_out.clear()
         stats, tasks, present = self._scan(known, paths, cold, report)
         deleted = self._deleted(known, present, paths)
+        for path in deleted:
+            self.timed_out.pop(path, None)
+            self.parse_skipped.pop(path, None)
         report.seconds["scan"] = time.perf_counter() - t0
         if not tasks and not deleted:
             report.mode = "noop"
@@ -219,12 +255,18 @@ class RepoSync:
                 touched[outcome.path] = stats[outcome.path]
                 report.unchanged += 1
             elif outcome.status == "parsed" and outcome.facts is not None:
+                self.timed_out.pop(outcome.path, None)
+                self.parse_skipped.pop(outcome.path, None)
                 changed[outcome.path] = intern_facts(outcome.facts)
                 report.parsed += 1
                 if outcome.facts.diagnostics:
                     report.diagnostics += 1
             else:
                 report.skipped.append({"path": outcome.path, "reason": outcome.reason})
+                self.parse_skipped[outcome.path] = outcome.reason
+                if outcome.reason == "timeout" and outcome.path in stats:
+                    st = stats[outcome.path]
+                    self.timed_out[outcome.path] = (st.size, st.mtime_ns)
                 if outcome.reason in ("binary", "too-large", "timeout", "worker-died", "unreadable", "extract-failed"):
                     facts = skipped_facts(outcome.path, outcome.reason)
                     changed[outcome.path] = facts
@@ -341,8 +383,19 @@ class RepoSync:
         tasks: list[ParseTask] = []
         present: set[str] = set()
         if paths is None:
-            entries = [(e.path, e.size, e.mtime_ns) for e in self.rules.walk()]
+            cap = max_first_index_files() if not known else 0
+            entries = []
+            for e in self.rules.walk():
+                entries.append((e.path, e.size, e.mtime_ns))
+                if cap and len(entries) > cap:
+                    raise TooLarge(
+                        f"{self.root} has more than {cap:,} files to index; refusing a first index this large "
+                        "(is it the right directory?)",
+                        hint=f"index a project directory, or raise the cap: NEXUS_MAX_FILES={cap * 2} (0: no cap)",
+                        data={"cap": cap, "setting": "NEXUS_MAX_FILES"},
+                    )
             report.skipped.extend({"path": s.path, "reason": s.reason} for s in self.rules.skipped)
+            self.walk_skipped = {s.path: s.reason for s in self.rules.skipped}
         else:
             entries = []
             for rel in paths:
@@ -363,6 +416,8 @@ class RepoSync:
             old = known.get(rel)
             if not cold and old is not None and old[1] == size and old[2] == mtime and old[0]:
                 continue  # stat clears it: no read, no hash
+            if not cold and self.timed_out.get(rel) == (size, mtime):
+                continue  # timed out before with these very bytes: not again at every sync
             tasks.append(ParseTask(rel, None if cold or old is None else (old[0] or None)))
         return stats, tasks, present
 

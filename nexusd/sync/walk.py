@@ -185,7 +185,24 @@ def _load_spec(path: str) -> GitIgnoreSpec | None:
     except OSError:
         return None
     lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    return GitIgnoreSpec.from_lines(lines) if lines else None
+    if not lines:
+        return None
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitIgnorePatternError: one line git itself ignores (e.g. ending in `\`)
+        return _spec_of_valid_lines(lines)
+
+
+def _spec_of_valid_lines(lines: list[str]) -> GitIgnoreSpec | None:
+    """Git skips a pattern it cannot parse and keeps the rest: so do we (line by line, only when one failed)."""
+    kept = []
+    for line in lines:
+        try:
+            GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            continue
+        kept.append(line)
+    return GitIgnoreSpec.from_lines(kept) if kept else None
 
 
 class WalkRules:
@@ -341,7 +358,8 @@ class WalkRules:
         """Yield every file worth considering, depth-first, directories pruned as early as possible.
 
         Fills `self.skipped` (reset at each call) with the paths left out for a reason worth telling:
-        too-large, secret, binary, symlink, symlink-escape, unreadable, non-utf8-path, bad-path-name.
+        too-large, secret, binary, symlink, symlink-escape, unreadable, non-utf8-path, bad-path-name, fifo,
+        special-file (sockets, devices).
         Paths ignored by gitignore or by the default directory list are not reported: there are too many.
         """
         self.skipped = []
@@ -383,8 +401,9 @@ class WalkRules:
                     subdirs.append((rel, layers))
                     continue
                 assert st is not None
-                if not stat_mod.S_ISREG(st.st_mode):
-                    continue  # sockets, fifos, devices: nothing to read
+                if not stat_mod.S_ISREG(st.st_mode):  # sockets, fifos, devices: nothing to read
+                    self.skipped.append(SkippedPath(rel, "fifo" if stat_mod.S_ISFIFO(st.st_mode) else "special-file"))
+                    continue
                 if st.st_size > self.max_file_bytes:
                     self.skipped.append(SkippedPath(rel, "too-large"))
                     continue

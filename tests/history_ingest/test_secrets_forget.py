@@ -38,7 +38,8 @@ def test_planted_secrets_never_reach_the_graph(tmp_path: Path, new_repo: Factory
     claude = tmp_path / "claude"
     write_transcript(claude, repo, [f"{marker} {t}" for _, t, _ in cases])
     home = tmp_path / "nxhome"
-    daemon = DaemonProcess(home=home)
+    # The daemon reads a claudeDir only under the home, a registered repository or the configured CLAUDE_CONFIG_DIR.
+    daemon = DaemonProcess(home=home, env={"CLAUDE_CONFIG_DIR": str(claude)})
     try:
         daemon.start()
         with daemon.client() as c:
