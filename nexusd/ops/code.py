@@ -222,7 +222,7 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
     conn = ctx.conn
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         graphwrite.delete_repo_code(conn, repo.id)
         from ..history.ingest import delete_repo_history
 
