@@ -116,11 +116,15 @@ class Conn:
         return rows[0][0] if rows and rows[0] else None
 
     @contextmanager
-    def transaction(self) -> Iterator[Conn]:
-        """All-or-nothing. On any error the connection is replaced (see module docstring) and it re-raises."""
+    def transaction(self, *, deletes: bool = False) -> Iterator[Conn]:
+        """All-or-nothing. On any error the connection is replaced (see module docstring) and it re-raises.
+        `deletes`: the unit deletes nodes or relationships, so committed writes are checkpointed first
+        (`Store.checkpoint_before_delete`)."""
         if self.in_transaction:
             yield self
             return
+        if deletes:
+            self._store.checkpoint_before_delete(self)
         try:
             self._conn.execute("BEGIN TRANSACTION")
         except RuntimeError as exc:
@@ -312,6 +316,21 @@ class Store:
         except StoreError as exc:
             log.info("checkpoint postponed: %s", exc)
             return False
+
+    def checkpoint_before_delete(self, conn: Conn) -> None:
+        """Fold committed writes into the database file before a transaction that deletes nodes together
+        with their relationships. Kuzu 0.11.3 segfaults later (on the next relationship insert touching the
+        same nodes) when DETACH DELETE removes relationships that were committed but not yet checkpointed:
+        `remember` about a symbol, then `repo.forget`, `index`, `repo.forget`, `index` killed the daemon
+        inside the relink of memory. See ARCHITECTURE.md, "Invariants"."""
+        if conn.in_transaction or not self.wal_bytes():
+            return
+        for _ in range(3):
+            if self.checkpoint(conn):
+                return
+        from .errors import Busy
+
+        raise Busy("the database is too busy to delete safely just now", hint="retry in a moment")
 
     def wal_bytes(self) -> int:
         try:

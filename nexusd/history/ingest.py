@@ -346,7 +346,7 @@ def prune_unreachable(conn: Conn, repo: Repo) -> int:
 def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
     """Write a plan in one transaction: prune (after a rewrite), commits, changes, links, cursor."""
     out: dict[str, Any] = {"read": len(plan.commits), "denied": plan.denied, "rewritten": plan.rewritten}
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         out["pruned"] = prune_unreachable(conn, repo) if plan.rewritten else 0
         commit_rows = [commit_row(repo.id, c) for c in plan.commits]
         change_rows = [change_row(repo.id, c, ch) for c in plan.commits for ch in c.changes]
@@ -461,7 +461,7 @@ def store_docs(conn: Conn, repo: Repo, sections: list[tuple[DocSectionFacts, flo
     """Make the stored sections equal the current ones: unchanged ids stay, edited or removed ones go."""
     rows = [doc_row(repo.id, d, mtime) for d, mtime in sections]
     current = {r["id"] for r in rows}
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         stored = {r[0] for r in conn.rows("MATCH (d:DocSection) WHERE d.repoId = $r RETURN d.id", {"r": repo.id})}
         removed = delete_nodes(conn, "DocSection", stored - current)
         added = insert_history(conn, "DocSection", DOC_COLS, rows)
@@ -682,7 +682,7 @@ def forget_value(conn: Conn, value: str, deny: DenyList, repo_ids: Sequence[str]
     needle = " ".join(value.split()).lower()
     first = needle.split(" ")[0] if needle else ""
     counts: dict[str, int] = {}
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         for table, props in _FORGET_FIELDS.items():
             where = " OR ".join(f"lower(n.{p}) CONTAINS $w" for p in props)
             scope = " AND n.repoId IN $repos" if repo_ids is not None else ""

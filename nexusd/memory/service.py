@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 META_POSITION = "memory.journal.position"  # "seq:offset" of the last record applied to the graph
 REPLAY_BATCH = 500
 USAGE_FLUSH_DELAY_S = 0.2
+# Records whose application deletes nodes or relationships (see store.Conn.transaction(deletes=...)).
+DELETING_RECORDS = frozenset({"forget", "attach"})
 
 
 class MemoryService:
@@ -76,8 +78,9 @@ class MemoryService:
             nonlocal count
             if not batch:
                 return
+            deletes = any(r.get("op") in DELETING_RECORDS for r, _ in batch)
             try:
-                with conn.transaction():
+                with conn.transaction(deletes=deletes):
                     for record, _ in batch:
                         if record["op"] != "void" and int(record["seq"]) not in voided:
                             model.apply(conn, record)
@@ -87,7 +90,7 @@ class MemoryService:
                 # One bad record must not cost the rest: redo this batch record by record.
                 for record, end in batch:
                     try:
-                        with conn.transaction():
+                        with conn.transaction(deletes=record.get("op") in DELETING_RECORDS):
                             if record["op"] != "void" and int(record["seq"]) not in voided:
                                 model.apply(conn, record)
                             self._set_position(conn, int(record["seq"]), end)
@@ -116,7 +119,7 @@ class MemoryService:
 
     def write(self, conn: Conn, record: dict[str, Any]) -> int:
         """Make one record durable, apply it, index it. Returns its journal seq."""
-        with conn.transaction():
+        with conn.transaction(deletes=record.get("op") in DELETING_RECORDS):
             seq = self._journal_and_apply(conn, record)
         self._index_record(record)
         return seq

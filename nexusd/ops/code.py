@@ -243,7 +243,7 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _unregister(ctx: Ctx, repo: Repo) -> None:
     conn = ctx.conn
     assert conn is not None
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         graphwrite.delete_repo_code(conn, repo.id)
         from ..history.ingest import delete_repo_history
 

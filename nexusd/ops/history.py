@@ -484,7 +484,7 @@ def _relink_listener(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn)
     if report.mode == "cold":
         paths = [r[0] for r in conn.rows("MATCH (ch:Change) WHERE ch.repoId = $r RETURN DISTINCT ch.path", {"r": repo.id})]
     if paths:
-        with conn.transaction():
+        with conn.transaction(deletes=True):
             ingest.link_changes(conn, repo.id, paths)
 
 

@@ -143,7 +143,7 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
         i, c = edge_rows(batch.repo_id, res)
         imports.extend(i)
         calls.extend(c)
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         delete_repo_code(conn, batch.repo_id)
         conn.copy_nodes("File", FILE_COLS, files)
         conn.copy_nodes("Symbol", SYMBOL_COLS, symbols)
@@ -170,7 +170,7 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
     affected = sorted(p for p in batch.resolutions if p not in batch.changed)
     counts = {"files": len(changed), "deleted": len(gone), "affected": len(affected), "symbols": 0, "calls": 0,
               "imports": 0, "restored": 0}
-    with conn.transaction():
+    with conn.transaction(deletes=True):
         saved: dict[str, list[list[Any]]] = {}
         if changed:
             for rel, src, props in INCOMING_RELS:
@@ -436,7 +436,8 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
     """Apply a small batch with plain statements: no COPY, so no checkpoint and no pause for readers."""
     repo = batch.repo_id
     created = 0
-    with conn.transaction():
+    deletes = bool(diff.delete_symbols or diff.delete_files or diff.delete_calls or diff.delete_imports)
+    with conn.transaction(deletes=deletes):
         for sid in diff.delete_symbols:
             conn.execute("MATCH (s:Symbol {id: $id}) DETACH DELETE s", {"id": sid})
         for fid in diff.delete_files:

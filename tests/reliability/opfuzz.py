@@ -1,0 +1,267 @@
+"""Operation-sequence fuzzing: short random sequences of real operations against a real daemon.
+
+Unlike protocol fuzzing (fuzz.py), every request here is a plausible one: index, full rebuild, sync, forget of
+a repository, file edits between them, memory writes (facts about symbols, handoffs, procedures, sessions and
+turns), memory.forget, and reads (recall, locate, show, impact, status), over several repositories, with a
+share of invalid arguments (wrong types, unknown repositories, unknown symbols, missing fields).
+
+Oracle, per sequence: the daemon is alive, it answers `ping` within 1 s (while a client that never reads its
+replies stays connected, when asked for), no reply is `internal`, and every error code is in the closed set.
+A sequence that kills the daemon or stalls it is kept (`Outcome.failures`) so it can be replayed alone.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from nexusd import protocol
+from nexusd.errors import ERROR_CODES, NexusError, Timeout, Unavailable
+from tests.helpers import DaemonProcess, git
+from tests.reliability.common import module_source, rss_kb
+
+Step = tuple[str, str, dict[str, Any]]  # (kind, op or edit, args); kind: "op" | "edit"
+
+
+@dataclass
+class Outcome:
+    sequences: int = 0
+    requests: int = 0
+    deaths: int = 0
+    hangs: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "sequences": self.sequences,
+            "requests": self.requests,
+            "deaths": self.deaths,
+            "hangs": self.hangs,
+            "internal": self.codes.get("internal", 0),
+            "codes": dict(sorted(self.codes.items())),
+            "failures": self.failures[:20],
+            "rss_kb": self.rss_kb,
+        }
+
+
+def _module(root: Path, n: int, version: int) -> None:
+    (root / "pkg" / f"m{n:04d}.py").write_text(module_source(n, version, fanout=2))
+
+
+def make_repos(base: Path, count: int, files: int = 6) -> list[Path]:
+    roots = []
+    for r in range(count):
+        root = base / f"repo{r}"
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "__init__.py").write_text("")
+        for n in range(files):
+            _module(root, n, 0)
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+        roots.append(root)
+    return roots
+
+
+class OpFuzzer:
+    """Generates and runs sequences; `replay` runs one given sequence (a kept failure, or a regression test)."""
+
+    def __init__(self, repos: int = 3, files: int = 6, env: dict[str, str] | None = None):
+        self.base = Path(tempfile.mkdtemp(prefix="nx-opfuzz-"))
+        self.files = files
+        self.roots = make_repos(self.base, repos, files)
+        self.daemon = DaemonProcess(env={"NEXUS_NO_WATCH": "1", **(env or {})}).start()
+        self.client = self.daemon.client(timeout=60)
+        self.ids: list[str] = []  # memory ids seen, for memory.forget
+        self.sessions: list[str] = []
+        self.flooder: zmq.Socket | None = None
+        self._zctx: zmq.Context | None = None
+
+    def close(self) -> None:
+        if self.flooder is not None:
+            self.flooder.close(0)
+        if self._zctx is not None:
+            self._zctx.term()
+        self.client.close()
+        self.daemon.cleanup()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # -- a client that sends and never reads --------------------------------------------------------
+
+    def connect_flooder(self, requests: int = 15_000) -> None:
+        """Connect a DEALER that sends `requests` pings and never reads a reply (the pipe fills up)."""
+        self._zctx = zmq.Context()
+        sock = self._zctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.SNDHWM, 0)
+        sock.setsockopt(zmq.RCVHWM, 1)
+        sock.setsockopt(zmq.RCVBUF, 4096)
+        sock.connect(f"ipc://{self.daemon.dirs.socket}")
+        for n in range(requests):
+            try:
+                sock.send(protocol.request_frame(f"flood-{n}", "ping", {}), zmq.NOBLOCK)
+            except zmq.Again:
+                break
+        self.flooder = sock
+
+    # -- generation ---------------------------------------------------------------------------------
+
+    def _symbol(self, rng: random.Random) -> str:
+        n = rng.randrange(self.files + 2)
+        return rng.choice([f"func_{n}_0", f"func_{n}_1", f"Thing{n}V0", f"Thing{n}V1.run", "nothing_like_this"])
+
+    def step(self, rng: random.Random) -> Step:
+        root = str(rng.choice(self.roots))
+        bad = rng.random() < 0.15
+        pick = rng.randrange(100)
+        if pick < 8:
+            return ("edit", rng.choice(["rewrite", "rewrite", "delete", "add"]), {"root": root, "n": rng.randrange(self.files + 3), "v": rng.randrange(7)})
+        if pick < 18:
+            return ("op", "index", {"repo": root, **({"full": True} if rng.random() < 0.4 else {})})
+        if pick < 26:
+            return ("op", "sync", {"repo": root} if not bad else {"repo": root, "paths": [rng.choice(["pkg/m0001.py", "../x", "nope.py"])]})
+        if pick < 33:
+            return ("op", "repo.forget", {"repo": root if not bad else root + "-missing"})
+        if pick < 45:
+            args: dict[str, Any] = {"repo": root, "text": f"fact {rng.randrange(50)} about things"}
+            if rng.random() < 0.7:
+                args["about"] = self._symbol(rng)
+            if bad:
+                args["text"] = rng.choice([5, "", None])
+            return ("op", "remember", args)
+        if pick < 52:
+            return ("op", "handoff.write", {"repo": root, "done": f"did {rng.randrange(20)}", "next": "more"})
+        if pick < 56:
+            return ("op", "procedure", {"repo": root, "title": f"p{rng.randrange(9)}", "steps": ["a", "b"], "files": ["pkg/m0001.py"]})
+        if pick < 60:
+            return ("op", "session.start", {"repo": root, "title": "s"})
+        if pick < 64:
+            return ("op", "turn", {"repo": root, "role": "user", "text": f"turn {rng.randrange(100)}"})
+        if pick < 70:
+            if rng.random() < 0.5 or not self.ids:
+                return ("op", "memory.forget", {"repo": root, "all": True})
+            return ("op", "memory.forget", {"repo": root, "ids": rng.sample(self.ids, k=min(len(self.ids), 2))})
+        if pick < 76:
+            return ("op", "recall", {"repo": root, "query": rng.choice(["fact", "things", "did", "zzz"])})
+        if pick < 84:
+            return ("op", "locate", {"repo": root, "query": self._symbol(rng) if not bad else 7})
+        if pick < 90:
+            return ("op", "show", {"repo": root, "symbol": self._symbol(rng)})
+        if pick < 95:
+            return ("op", "impact", {"repo": root, "symbol": self._symbol(rng), **({"depth": -3} if bad else {})})
+        return ("op", "status", {"repo": root} if not bad else {"repo": 12})
+
+    def sequence(self, rng: random.Random, length: int) -> list[Step]:
+        return [self.step(rng) for _ in range(length)]
+
+    # -- running ------------------------------------------------------------------------------------
+
+    def _edit(self, name: str, args: dict[str, Any]) -> None:
+        root = Path(args["root"])
+        target = root / "pkg" / f"m{args['n']:04d}.py"
+        if name == "delete":
+            target.unlink(missing_ok=True)
+        elif target.parent.is_dir():
+            _module(root, args["n"], args["v"] + (1 if name == "add" else 0))
+
+    def _request(self, op: str, args: dict[str, Any], out: Outcome) -> str:
+        out.requests += 1
+        try:
+            result = self.client.request(op, args, timeout=60)
+        except (Unavailable, Timeout) as exc:
+            return f"transport:{type(exc).__name__}"
+        except NexusError as exc:
+            out.codes[exc.code] += 1
+            return exc.code
+        out.codes["ok"] += 1
+        if isinstance(result, dict):
+            for key in ("id", "session"):
+                value = result.get(key)
+                if isinstance(value, str) and value.split("_", 1)[0] in ("fact", "hand", "proc", "ses", "turn"):
+                    self.ids.append(value)
+        return "ok"
+
+    def ping_ms(self, timeout_s: float = 1.0) -> float | None:
+        t0 = time.monotonic()
+        try:
+            self.client.request("ping", {}, timeout=timeout_s)
+        except NexusError:
+            return None
+        return (time.monotonic() - t0) * 1000
+
+    def run(self, steps: list[Step], out: Outcome, label: Any = None) -> bool:
+        """Run one sequence; True when the daemon survived it and answered ping within 1 s."""
+        out.sequences += 1
+        codes = []
+        for kind, name, args in steps:
+            if kind == "edit":
+                self._edit(name, args)
+                continue
+            codes.append(self._request(name, args, out))
+            if self.daemon.proc is not None and self.daemon.proc.poll() is not None:
+                break
+        alive = self.daemon.proc is not None and self.daemon.proc.poll() is None
+        ping = self.ping_ms() if alive else None
+        if not alive or ping is None or "internal" in codes:
+            failure = {"label": label, "steps": steps, "codes": codes, "alive": alive, "ping_ms": ping}
+            if not alive:
+                out.deaths += 1
+                failure["exit"] = self.daemon.proc.returncode if self.daemon.proc else None
+                failure["stack"] = self._crash_stack()
+                self._restart()
+            elif ping is None:
+                out.hangs += 1
+            out.failures.append(failure)
+            return False
+        return True
+
+    def _crash_stack(self) -> list[str]:
+        """The project frames of the crashing thread, when the daemon ran with PYTHONFAULTHANDLER=1."""
+        proc = self.daemon.proc
+        if proc is None or proc.stderr is None:
+            return []
+        text = proc.stderr.read().decode(errors="replace")
+        head = text.split("Fatal Python error", 1)[-1].split("\n\n", 2)
+        lines = head[1].splitlines() if len(head) > 1 else []
+        return [ln.strip() for ln in lines if "/nexusd/" in ln][:12]
+
+    def _restart(self) -> None:
+        self.client.close()
+        self.daemon.stop()
+        self.daemon.start()
+        self.client = self.daemon.client(timeout=60)
+
+    def campaign(
+        self,
+        count: int,
+        seed: int,
+        *,
+        length: tuple[int, int] = (3, 8),
+        time_budget_s: float | None = None,
+        rss_every: int = 200,
+        on_progress: Callable[[Outcome], None] | None = None,
+    ) -> Outcome:
+        rng = random.Random(seed)
+        out = Outcome()
+        t0 = time.monotonic()
+        for n in range(count):
+            if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
+                break
+            self.run(self.sequence(rng, rng.randint(*length)), out, label=(seed, n))
+            if n % rss_every == 0 and self.daemon.proc is not None and self.daemon.proc.poll() is None:
+                out.rss_kb.append((n, rss_kb(self.daemon.pid)))
+                if on_progress is not None:
+                    on_progress(out)
+        assert set(out.codes) <= set(ERROR_CODES) | {"ok"}, out.codes
+        return out
