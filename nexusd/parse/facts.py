@@ -19,6 +19,7 @@ RESOLUTIONS = (
     "import-bound",  # bound by an import whose target file is known
     "receiver",  # self.x / this.x / cls.x / super().x, through the class and its bases
     "constructor",  # new X() / X() where X is a class
+    "inferred",  # a method on a receiver typed by the scope's type environment (see resolve/types.py)
     "qualified",  # pkg.mod.func through a module alias
     "name-only",  # heuristic: a same-name symbol somewhere in the repository
 )
@@ -58,6 +59,24 @@ class CallFact:
     receiver: str | None = None  # "self", "this", "cls", "super", "a.b", or None for a bare call
     line: int = 0
     is_new: bool = False  # `new X()`
+    # The receiver as a type expression (see TypeFact.expr) when `receiver` cannot say it: chains
+    # (`a.b().c()` -> "a.b().c()"), casts (`(v as T)` -> "{T}"); None when `receiver` says it all.
+    chain: str | None = None
+
+
+@dataclass(slots=True)
+class TypeFact:
+    """One binding of a scope's type environment, as written; resolve/types.py evaluates it.
+
+    `expr` is a small value language: a dotted name (`a.b`), a call of one (`make()`, `a.b().c()`: the
+    arguments dropped), a declared type in braces (`{Foo}`, `{pkg.Foo}`: an annotation or a cast), or
+    `?` (bound to something untyped: it shadows outer bindings and makes same-scope ones ambiguous).
+    """
+
+    kind: str  # var | field | return | property | shadow
+    scope: str | None  # qualified name of the enclosing symbol where `expr` is evaluated; None = module
+    name: str  # var/field/property: the bound name; return: ""; shadow: space-separated names
+    expr: str = "?"
 
 
 @dataclass(slots=True)
@@ -79,6 +98,7 @@ class FileFacts:
     symbols: list[SymbolFact] = field(default_factory=list)
     imports: list[ImportFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
+    types: list[TypeFact] = field(default_factory=list)  # the scopes' type environments, see TypeFact
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Exported name -> local name, only where they differ from "a top-level symbol exported under its own
     # name": ES `export default Foo` ("default" -> "Foo"), `export { a as b }` ("b" -> "a").

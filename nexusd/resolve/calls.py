@@ -12,6 +12,12 @@ receiver               self/this/cls: the enclosing class, then its bases       
 receiver (super)       super().m() / super.m(): the bases only; super(...) in JS ->     0.9
                        the base constructor, or the base class when it has none
 receiver (made)        Foo().m() / new Foo().m(): m on class Foo and its bases          0.9
+inferred               a receiver typed by the scope's type environment (types.py):    0.9 / 0.85
+                       constructors, annotated or obvious returns, fluent chains,
+                       annotations, casts, decorators, `with`, class fields, globals;
+                       0.9 when every step was declared, 0.85 when one was inferred.
+                       A receiver of a type outside the repository resolves to nothing
+                       and is never guessed
 constructor (cls)      cls(...) in a Python classmethod -> the enclosing class          0.9
 qualified              mod.f() / ns.f() / Class.static() / a.b.c() through bindings     0.95
 name-only              nothing bound: same-name repository symbols, see below           <= 0.5
@@ -126,6 +132,9 @@ def _resolve_one(
         return [], raw
     if head in rules.builtin_receivers and lookup_scope(index, rules, table, call.caller, head) is None:
         return [], ""
+    typed = _typed(index, rules, table, call)
+    if typed is not None:
+        return typed
     if receiver.endswith("()"):
         # `Foo().m()` / `new Foo().m()`: when Foo is a class, m is looked up on it.
         made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
@@ -154,6 +163,19 @@ def _resolve_one(
         return [], ""
     found = _name_only(index, name, path, frozenset({"method"}), limit=1)
     return [(p, s, r, min(c, 0.35)) for p, s, r, c in found], raw
+
+
+def _typed(index: RepoIndex, rules: LanguageRules, table: FileTable, call: CallFact) -> tuple[_Found, str] | None:
+    """The typed-receiver step (types.py): a receiver whose type the scope's environment knows. `Foo().m()`
+    with Foo a class is left to the `receiver (made)` step below, which says the same."""
+    receiver = call.receiver or ""
+    if call.chain is None and receiver.endswith("()") and "(" not in receiver[:-2]:
+        made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
+        if made is not None and made.symbol is not None and made.symbol.kind == "class":
+            return None
+    from nexusd.resolve.types import typed_receiver
+
+    return typed_receiver(index, rules, table.facts.path, call)
 
 
 def _as_call(target: Target, call: CallFact) -> _Found:

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 1
+FACTS_CACHE_VERSION = 2
 INLINE_MAX_FILES = 8
 MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
 
@@ -430,6 +430,12 @@ def intern_facts(facts: FileFacts) -> FileFacts:
             call.caller = intern(call.caller)
         if call.receiver:
             call.receiver = intern(call.receiver)
+    for fact in facts.types:
+        fact.kind = intern(fact.kind)
+        if fact.scope:
+            fact.scope = intern(fact.scope)
+        fact.name = intern(fact.name)
+        fact.expr = intern(fact.expr)
     return facts
 
 
