@@ -454,11 +454,17 @@ def _repo_miss(index: RepoIndex, target: Target) -> bool:
 
 
 def receiver_value(index: RepoIndex, rules: LanguageRules, path: str, call: CallFact) -> Value | None:
-    """What the receiver of `call` evaluates to in its scope (None: unknown)."""
+    """What the receiver of `call` evaluates to in its scope (None: unknown). Memoised per scope and
+    receiver: a file repeats its receivers (`self.db`, `os.path`) many times."""
     expr = call.chain or call.receiver
     if not expr or expr == "<expr>":
         return None
-    return Evaluator(index, rules).expr(path, call.caller, expr, None, 0)
+    key = ("recv", path, call.caller, expr)
+    memo = index.memo
+    if key in memo:
+        return memo[key]  # type: ignore[return-value]
+    value = memo[key] = Evaluator(index, rules).expr(path, call.caller, expr, None, 0)
+    return value
 
 
 def typed_receiver(
@@ -468,7 +474,7 @@ def typed_receiver(
 
     A receiver of external type gives ([], raw): unresolved, and no name-only guess may follow."""
     value = receiver_value(index, rules, path, call)
-    if value is None or value.kind in {"target", "method"}:
+    if value is None or value.kind == "target" or value.kind == "method":
         return None
     raw = f"{call.receiver}.{call.name}"
     if value.kind == "external" or value.sym is None:
