@@ -132,7 +132,7 @@ def _resolve_one(
         return [], raw
     if head in rules.builtin_receivers and lookup_scope(index, rules, table, call.caller, head) is None:
         return [], ""
-    typed = _typed(index, rules, table, call)
+    typed = _typed(index, rules, table, call, late=False)
     if typed is not None:
         return typed
     if receiver.endswith("()"):
@@ -152,12 +152,17 @@ def _resolve_one(
         base_target = resolve_dotted(index, rules, table, call.caller, receiver)
         if base_target is not None:
             if base_target.kind == "external":
+                if base_target.path.rsplit(":", 1)[0] in index.tables:  # a name its module lacks: maybe a global
+                    return _typed(index, rules, table, call, late=True) or ([], raw)
                 return [], raw
             member = member_of(index, rules, base_target, name)
             if member is not None and member.symbol is not None:
                 resolution = "constructor" if member.symbol.kind == "class" else "qualified"
                 return [(member.path, member.symbol, resolution, 0.95)], ""
-            return [], raw
+            return _typed(index, rules, table, call, late=True) or ([], raw)
+    typed = _typed(index, rules, table, call, late=True)
+    if typed is not None:
+        return typed
     # Unknown receiver type: a single, uncommon method name is the only guess worth an edge.
     if name in rules.common_methods:
         return [], ""
@@ -165,16 +170,27 @@ def _resolve_one(
     return [(p, s, r, min(c, 0.35)) for p, s, r, c in found], raw
 
 
-def _typed(index: RepoIndex, rules: LanguageRules, table: FileTable, call: CallFact) -> tuple[_Found, str] | None:
-    """The typed-receiver step (types.py): a receiver whose type the scope's environment knows. `Foo().m()`
-    with Foo a class is left to the `receiver (made)` step below, which says the same."""
+def _typed(
+    index: RepoIndex, rules: LanguageRules, table: FileTable, call: CallFact, late: bool
+) -> tuple[_Found, str] | None:
+    """The typed-receiver step (types.py): a receiver whose type the scope's environment knows.
+
+    It runs first (`late=False`) for receivers only the environment can type: a chain or call result, a
+    name the file binds, `self.x`/`this.x`; for a plain dotted name the file never binds it runs only once
+    the generic steps found nothing (`late=True`): a module's global (`mod.client.send()`), a class field,
+    a decorated function, a builtin type. `Foo().m()` with Foo a class is left to `receiver (made)`."""
+    from nexusd.resolve.types import env_names, typed_receiver
+
     receiver = call.receiver or ""
+    head = receiver.split(".", 1)[0]
+    first = call.chain is not None or "(" in receiver or head in rules.self_names
+    first = first or head in env_names(index, table.facts.path)
+    if first == late:
+        return None
     if call.chain is None and receiver.endswith("()") and "(" not in receiver[:-2]:
         made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
         if made is not None and made.symbol is not None and made.symbol.kind == "class":
             return None
-    from nexusd.resolve.types import typed_receiver
-
     return typed_receiver(index, rules, table.facts.path, call)
 
 

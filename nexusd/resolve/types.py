@@ -85,7 +85,7 @@ class TypeTable:
     """One file's type facts, grouped for lookup: (scope, name) -> (declared, inferred) expressions, each
     with the scope it is evaluated in."""
 
-    __slots__ = ("vars", "shadows", "decorated", "returns", "fields", "properties")
+    __slots__ = ("vars", "shadows", "decorated", "returns", "fields", "properties", "names")
 
     def __init__(self, index: RepoIndex, path: str) -> None:
         self.vars: _Bindings = {}
@@ -94,16 +94,20 @@ class TypeTable:
         self.returns: _Bindings = {}
         self.fields: _Bindings = {}  # (class qualified name, field) -> expressions
         self.properties: set[tuple[str, str]] = set()  # (class qualified name, getter name)
+        self.names: set[str] = set()  # every name bound in some scope of the file
         table = index.tables.get(path)
         if table is None:
             return
         by_qn = table.by_qn
+        names = self.names
         for fact in table.facts.types:
             kind, scope = fact.kind, fact.scope
             if kind == "shadow":
                 for name in fact.name.split():
                     self.shadows.add((scope, name))
+                    names.add(name)
                 continue
+            names.add(fact.name)
             if kind == "decorated":
                 self.decorated[(scope, fact.name)] = (fact.expr, scope)
                 continue
@@ -451,6 +455,15 @@ def _repo_miss(index: RepoIndex, target: Target) -> bool:
     a type outside the repository, just an unknown one."""
     head = target.path.rsplit(":", 1)[0]
     return head in index.tables
+
+
+def env_names(index: RepoIndex, path: str) -> set[str]:
+    """Names some scope of `path` binds (a receiver whose head is not one needs no environment)."""
+    key = ("types", path)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = TypeTable(index, path)
+    return found.names  # type: ignore[attr-defined,no-any-return]
 
 
 def receiver_value(index: RepoIndex, rules: LanguageRules, path: str, call: CallFact) -> Value | None:
