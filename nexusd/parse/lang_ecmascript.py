@@ -313,12 +313,12 @@ def _es_type_facts(node: Node) -> list[TypeFact]:
         value = node.child_by_field_name("value")
         if name is None:
             return []
+        if value is not None and value.type == "call_expression" and text(value.child_by_field_name("function")) == "require":
+            return []  # an import binding (ImportFact), not a value
         if name.type != "identifier":
             return [TypeFact("var", None, n) for n in _es_names(name)]
         if value is not None and value.type in _ANON_FUNCTIONS:
             return []  # a function symbol of its own
-        if value is not None and value.type == "call_expression" and text(value.child_by_field_name("function")) == "require":
-            return []  # an import binding (ImportFact), not a value
         if declared is not None and declared.named_child_count:
             expr = annotation(text(declared.named_children[0]), "this")
         else:

@@ -483,3 +483,36 @@ def test_type_facts_are_scoped_and_untyped_names_shadow() -> None:
         ("d", "<expr>", "a.b().c()"),
         ("m", "<expr>", "{T}"),
     ]
+
+
+def test_javascript_constructors_fields_and_returns(tmp_path: Path) -> None:
+    files = {
+        "lib/db.js": (
+            "class Db {\n  query() {}\n  chain() { return this; }\n}\n"
+            "class Other {\n  query() {}\n}\n"
+            "function connect() { return new Db(); }\n"
+            "module.exports = { Db, Other, connect };\n"
+        ),
+        "lib/app.js": (
+            "const { Db, connect } = require('./db');\n"
+            "const helpers = require('./db');\n"
+            "class Service {\n"
+            "  pool = new Db();\n"
+            "  constructor() { this.db = connect(); }\n"
+            "  run(q) {\n"
+            "    this.db.query();\n"
+            "    this.pool.chain().query();\n"
+            "    q.query();\n"  # an untyped parameter: unknown, and two `query` methods: no guess
+            "    helpers.connect();\n"  # a require() binding stays a module, not a value
+            "  }\n"
+            "}\n"
+            "module.exports = Service;\n"
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert typed(repo, "lib/app.js") == {
+        ("Service.run", "js:method:lib/db.js:Db.query", "inferred"),
+        ("Service.run", "js:method:lib/db.js:Db.chain", "inferred"),
+    }
+    assert ("Service.run", "js:function:lib/db.js:connect", "qualified") in repo.calls("lib/app.js")
+    assert repo.unresolved("lib/app.js") == ["q.query"]
