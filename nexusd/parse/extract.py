@@ -18,6 +18,9 @@ capture                     meaning
 ``@import.dynamic``         ``import('./x')``, with ``@import.source`` the string argument
 ``@export``                 a statement that exports under another name (``export default X``,
                             ``export {a as b}``, ``module.exports = ...``), decoded by the hook
+``@typing``                 a node binding a name of a scope's type environment (an assignment, a
+                            parameter, a return, a decorated definition...), decoded by the hook
+                            into ``TypeFact``s
 ==========================  =====================================================================
 
 Captures whose names start with ``_`` are helpers for predicates and are ignored here.
@@ -47,7 +50,7 @@ from typing import NamedTuple
 from tree_sitter import Node, Parser, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
-from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, content_hash
+from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, TypeFact, content_hash
 from nexusd.parse.hooks import LanguageHooks
 from nexusd.parse.lang_c import CFamilyHooks
 from nexusd.parse.lang_csharp import CSharpHooks
@@ -193,6 +196,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
 
     defs: list[_Def] = []
     calls: list[tuple[int, CallFact]] = []
+    types: list[tuple[int, TypeFact]] = []
     roles = _ROLES.setdefault(language, {})
     special = hooks.special_names
     receiver_of = hooks.receiver
@@ -208,6 +212,11 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             name = call_name(name_node) if call_name else name_node.text.decode("utf-8", "replace")  # type: ignore[union-attr]
             recv_nodes = caps.get("call.receiver")
             receiver = receiver_of(recv_nodes[0]) if recv_nodes else None
+            chain = None
+            if receiver is not None and (receiver == "<expr>" or receiver.endswith(")")):
+                chain = hooks.receiver_chain(recv_nodes[0])  # type: ignore[index]
+                if chain == receiver or chain == "?":
+                    chain = None
             if receiver is None and name in special:
                 receiver, imp, keep = hooks.special_call(node, name)
                 if imp is not None:
@@ -215,8 +224,11 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
                 if not keep:
                     continue
             calls.append(
-                (node.start_byte, CallFact(None, name, receiver, node.start_point[0] + 1, kind == "new"))
+                (node.start_byte, CallFact(None, name, receiver, node.start_point[0] + 1, kind == "new", chain))
             )
+        elif kind == "typing":
+            start = node.start_byte
+            types.extend((start, t) for t in hooks.type_facts(node))
         elif kind == "import":
             facts.imports.extend(hooks.imports(node))
         elif kind == "export":
@@ -236,6 +248,8 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     facts.symbols.append(_module_symbol(facts, data))
     spans = _build_symbols(facts, hooks, data, defs)
     _attach_calls(facts, calls, spans)
+    if types:
+        _attach_types(facts, types, spans)
     facts.imports.sort(key=lambda i: i.line)
 
 
@@ -252,7 +266,7 @@ def _role(caps: dict[str, list[Node]]) -> tuple[str, str]:
             return "call", cap_name
         if cap_name == "reference.new":
             return "new", cap_name
-        if cap_name in ("import", "import.dynamic", "export"):
+        if cap_name in ("import", "import.dynamic", "export", "typing"):
             return cap_name, cap_name
     return "", next(iter(caps))
 
@@ -343,6 +357,36 @@ def _attach_calls(
         if stack:
             call.caller = stack[-1][1]
         out.append(call)
+
+
+def _attach_types(
+    facts: FileFacts, types: list[tuple[int, TypeFact]], spans: list[tuple[int, int, str]]
+) -> None:
+    """Give each type fact its scope like `_attach_calls`; untyped names (`?`) become one `shadow` fact per
+    scope (they only need to be known as bound, and there is one per parameter)."""
+    types.sort(key=itemgetter(0))
+    stack: list[tuple[int, str]] = []
+    i = 0
+    n = len(spans)
+    shadows: dict[str | None, set[str]] = {}
+    out = facts.types
+    for start, fact in types:
+        while i < n and spans[i][0] <= start:
+            s_start, s_end, qn = spans[i]
+            while stack and stack[-1][0] <= s_start:
+                stack.pop()
+            stack.append((s_end, qn))
+            i += 1
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        scope = stack[-1][1] if stack else None
+        if fact.kind == "var" and fact.expr == "?":
+            shadows.setdefault(scope, set()).add(fact.name)
+            continue
+        fact.scope = scope
+        out.append(fact)
+    for scope, names in shadows.items():
+        out.append(TypeFact("shadow", scope, " ".join(sorted(names))))
 
 
 def _first_error(root: Node) -> tuple[int, str]:

@@ -8,7 +8,9 @@ Resolution turns the facts of a whole repository into edges with provenance.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any
 
 # Roles a file can play; every file gets one, even when no symbols are extracted from it.
 ROLES = ("source", "test", "document", "manifest", "configuration", "entry_point", "other")
@@ -19,6 +21,7 @@ RESOLUTIONS = (
     "import-bound",  # bound by an import whose target file is known
     "receiver",  # self.x / this.x / cls.x / super().x, through the class and its bases
     "constructor",  # new X() / X() where X is a class
+    "inferred",  # a method on a receiver typed by the scope's type environment (see resolve/types.py)
     "qualified",  # pkg.mod.func through a module alias
     "name-only",  # heuristic: a same-name symbol somewhere in the repository
 )
@@ -58,6 +61,24 @@ class CallFact:
     receiver: str | None = None  # "self", "this", "cls", "super", "a.b", or None for a bare call
     line: int = 0
     is_new: bool = False  # `new X()`
+    # The receiver as a type expression (see TypeFact.expr) when `receiver` cannot say it: chains
+    # (`a.b().c()` -> "a.b().c()"), casts (`(v as T)` -> "{T}"); None when `receiver` says it all.
+    chain: str | None = None
+
+
+@dataclass(slots=True)
+class TypeFact:
+    """One binding of a scope's type environment, as written; resolve/types.py evaluates it.
+
+    `expr` is a small value language: a dotted name (`a.b`), a call of one (`make()`, `a.b().c()`: the
+    arguments dropped), a declared type in braces (`{Foo}`, `{pkg.Foo}`: an annotation or a cast), or
+    `?` (bound to something untyped: it shadows outer bindings and makes same-scope ones ambiguous).
+    """
+
+    kind: str  # var | field | return | property | shadow
+    scope: str | None  # qualified name of the enclosing symbol where `expr` is evaluated; None = module
+    name: str  # var/field/property: the bound name; return: ""; shadow: space-separated names
+    expr: str = "?"
 
 
 @dataclass(slots=True)
@@ -79,10 +100,47 @@ class FileFacts:
     symbols: list[SymbolFact] = field(default_factory=list)
     imports: list[ImportFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
+    types: list[TypeFact] = field(default_factory=list)  # the scopes' type environments, see TypeFact
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Exported name -> local name, only where they differ from "a top-level symbol exported under its own
     # name": ES `export default Foo` ("default" -> "Foo"), `export { a as b }` ("b" -> "a").
     exports: dict[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle the per-symbol/call/... records as plain tuples: facts cross a process boundary (parser
+        pool) and go to the facts cache per file, and default pickling of slotted dataclasses costs ~3x
+        more (the standard library's facts: seconds of a cold index)."""
+        state = {}
+        for name in _FACTS_FIELDS:
+            value = getattr(self, name)
+            getter = _FLAT.get(name)
+            state[name] = [getter[1](x) for x in value] if getter is not None else value
+        return _restore_facts, (state,)
+
+
+def _getter(cls: type) -> attrgetter[Any]:
+    return attrgetter(*(f.name for f in fields(cls)))
+
+
+_FACTS_FIELDS = tuple(f.name for f in fields(FileFacts))
+# list field -> (record class, its fields as a tuple in declaration order: `cls(*t)` rebuilds it)
+_FLAT: dict[str, tuple[type, attrgetter[Any]]] = {
+    name: (cls, _getter(cls))
+    for name, cls in (
+        ("symbols", SymbolFact),
+        ("imports", ImportFact),
+        ("calls", CallFact),
+        ("types", TypeFact),
+        ("diagnostics", Diagnostic),
+    )
+}
+
+
+def _restore_facts(state: dict[str, Any]) -> FileFacts:
+    for name, (cls, _) in _FLAT.items():
+        if name in state:
+            state[name] = [cls(*t) for t in state[name]]
+    return FileFacts(**state)
 
 
 def content_hash(data: bytes) -> str:

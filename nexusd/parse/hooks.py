@@ -13,7 +13,7 @@ import re
 
 from tree_sitter import Node
 
-from nexusd.parse.facts import ImportFact
+from nexusd.parse.facts import ImportFact, TypeFact
 
 SIGNATURE_MAX = 200
 DOC_MAX = 500
@@ -132,6 +132,14 @@ class LanguageHooks:
             return "<expr>"
         value = text(node)
         return value if _DOTTED.fullmatch(value) else "<expr>"
+
+    def receiver_chain(self, node: Node) -> str | None:
+        """The receiver as a type expression (`TypeFact.expr`) where `receiver` gives up or is a call."""
+        return None
+
+    def type_facts(self, node: Node) -> list[TypeFact]:
+        """Bindings of the type environment a `@typing` capture declares (scopes are filled in later)."""
+        return []
 
     def exports(self, node: Node) -> list[tuple[str, str]]:
         """(exported name, local name) pairs an export statement declares; see FileFacts.exports."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from nexusd.parse.facts import ImportFact
+from nexusd.parse.facts import ImportFact, TypeFact
 from nexusd.parse.hooks import LanguageHooks, string_value, text
+from nexusd.parse.typeexpr import MAX_DEPTH, annotation
 
 # Nodes that wrap a definition without changing it: the doc comment sits above the wrapper.
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
@@ -60,6 +61,12 @@ class EcmaHooks(LanguageHooks):
         if name == "constructor":  # `super(...)`: call_name renamed it; it calls the base constructor
             return "super", None, True
         return None, self._require(call), False
+
+    def receiver_chain(self, node: Node) -> str | None:
+        return es_expr(node) or None
+
+    def type_facts(self, node: Node) -> list[TypeFact]:
+        return _es_type_facts(node)
 
     def exports(self, node: Node) -> list[tuple[str, str]]:
         if node.type == "assignment_expression":
@@ -171,4 +178,199 @@ def _commonjs_exports(node: Node) -> list[tuple[str, str]]:
         return []
     if obj == "exports" and right.type == "identifier":
         return [(prop, text(right))]
+    return []
+
+
+_ES_LITERALS = {
+    "string": "{String}",
+    "template_string": "{String}",
+    "number": "{Number}",
+    "array": "{Array}",
+    "regex": "{RegExp}",
+    "true": "{Boolean}",
+    "false": "{Boolean}",
+}
+_ES_TRANSPARENT = frozenset({"parenthesized_expression", "await_expression", "non_null_expression", "satisfies_expression"})
+# Function nodes that are symbols (their returns are the symbol's); an anonymous callback is not one.
+_NAMED_FUNCTIONS = frozenset(
+    {"function_declaration", "generator_function_declaration", "method_definition", "function_signature"}
+)
+_ANON_FUNCTIONS = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
+_SYMBOL_HOLDERS = frozenset({"variable_declarator", "public_field_definition", "field_definition"})
+
+
+def es_expr(node: Node | None) -> str:
+    """An expression as `TypeFact.expr` (see lang_python.py's `py_expr`): `new X()` -> `X()`,
+    `v as T` / `<T>v` -> `{T}`, literals -> their global class; `null`/`undefined` give ""."""
+    suffix: list[str] = []
+    for _ in range(MAX_DEPTH):
+        if node is None:
+            return "?"
+        kind = node.type
+        if kind == "identifier" or kind == "this":
+            return text(node) + "".join(reversed(suffix))
+        if kind == "member_expression":
+            prop = node.child_by_field_name("property")
+            if prop is None:
+                return "?"
+            suffix.append("." + text(prop))
+            node = node.child_by_field_name("object")
+        elif kind == "call_expression":
+            suffix.append("()")
+            node = node.child_by_field_name("function")
+            if node is not None and node.type in {"import", "super"}:
+                return "?"
+        elif kind == "new_expression":
+            suffix.append("()")
+            node = node.child_by_field_name("constructor")
+        elif kind in _ES_TRANSPARENT:
+            node = node.named_children[0] if node.named_child_count else None
+        elif kind == "as_expression":
+            if node.named_child_count < 2 or node.named_children[-1].type == "const":
+                node = node.named_children[0] if node.named_child_count else None
+                continue
+            return _es_chain(annotation(text(node.named_children[-1]), "this"), suffix)
+        elif kind == "type_assertion":
+            args = node.named_children[0] if node.named_child_count else None
+            if args is None or args.type != "type_arguments" or not args.named_child_count:
+                return "?"
+            return _es_chain(annotation(text(args.named_children[0]), "this"), suffix)
+        elif kind in {"null", "undefined"}:
+            return "" if not suffix else "?"
+        else:
+            literal = _ES_LITERALS.get(kind)
+            return _es_chain(literal, suffix) if literal else "?"
+    return "?"
+
+
+def _es_chain(head: str, suffix: list[str]) -> str:
+    return "?" if head == "?" else head + "".join(reversed(suffix))
+
+
+def _es_names(node: Node | None) -> list[str]:
+    """Identifiers a binding pattern binds (`a`, `{a, b: c}`, `[a, ...b]`), without recursion."""
+    out: list[str] = []
+    todo = [node] if node is not None else []
+    while todo and len(out) < 64:
+        cur = todo.pop()
+        kind = cur.type
+        if kind in {"identifier", "shorthand_property_identifier_pattern"}:
+            out.append(text(cur))
+        elif kind == "pair_pattern":
+            value = cur.child_by_field_name("value")
+            if value is not None:
+                todo.append(value)
+        elif kind == "assignment_pattern" or kind == "object_assignment_pattern":
+            left = cur.child_by_field_name("left")
+            if left is not None:
+                todo.append(left)
+        elif kind in {"object_pattern", "array_pattern", "rest_pattern"}:
+            todo.extend(cur.named_children)
+    return out
+
+
+def _is_symbol_function(fn: Node) -> bool:
+    if fn.type in _NAMED_FUNCTIONS:
+        return True
+    parent = fn.parent
+    return parent is not None and parent.type in _SYMBOL_HOLDERS
+
+
+def _returns(fn: Node) -> list[TypeFact]:
+    declared = fn.child_by_field_name("return_type")
+    if declared is None or not _is_symbol_function(fn) or not declared.named_child_count:
+        return []
+    return [TypeFact("return", None, "", annotation(text(declared.named_children[0]), "this", promise=True))]
+
+
+def _params(fn: Node) -> list[TypeFact]:
+    params = fn.child_by_field_name("parameters")
+    out: list[TypeFact] = []
+    for param in params.named_children if params is not None else []:
+        if param.type in {"required_parameter", "optional_parameter"}:
+            pattern = param.child_by_field_name("pattern")
+            declared = param.child_by_field_name("type")
+            if pattern is None or pattern.type != "identifier":
+                out.extend(TypeFact("var", None, n) for n in _es_names(pattern))
+                continue
+            name = text(pattern)
+            if name == "this":
+                continue
+            expr = annotation(text(declared.named_children[0]), "this") if declared is not None and declared.named_child_count else "?"
+            out.append(TypeFact("var", None, name, expr))
+            if expr != "?" and any(c.type in {"accessibility_modifier", "readonly"} for c in param.children):
+                out.append(TypeFact("field", None, name, expr))  # a parameter property
+        else:
+            out.extend(TypeFact("var", None, n) for n in _es_names(param))
+    return out
+
+
+def _es_type_facts(node: Node) -> list[TypeFact]:
+    kind = node.type
+    if kind == "variable_declarator":
+        name = node.child_by_field_name("name")
+        declared = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return []
+        if value is not None and value.type == "call_expression" and text(value.child_by_field_name("function")) == "require":
+            return []  # an import binding (ImportFact), not a value
+        if name.type != "identifier":
+            return [TypeFact("var", None, n) for n in _es_names(name)]
+        if value is not None and value.type in _ANON_FUNCTIONS:
+            return []  # a function symbol of its own
+        if declared is not None and declared.named_child_count:
+            expr = annotation(text(declared.named_children[0]), "this")
+        else:
+            expr = es_expr(value) if value is not None else "?"
+        return [TypeFact("var", None, text(name), expr)] if expr else []
+    if kind in _NAMED_FUNCTIONS or kind in _ANON_FUNCTIONS:
+        out = _params(node) + _returns(node)
+        body = node.child_by_field_name("body")
+        if kind == "arrow_function" and body is not None and body.type != "statement_block" and _is_symbol_function(node):
+            expr = es_expr(body)  # `() => new X()`: the expression is the return value
+            if expr:
+                out.append(TypeFact("return", None, "", expr))
+        if kind == "method_definition" and node.children and node.children[0].type == "get":
+            out.append(TypeFact("property", None, text(node.child_by_field_name("name"))))
+        return out
+    if kind == "return_statement":
+        if not node.named_child_count:
+            return []
+        fn = node.parent
+        for _ in range(MAX_DEPTH * 4):
+            if fn is None or fn.type in _NAMED_FUNCTIONS or fn.type in _ANON_FUNCTIONS:
+                break
+            fn = fn.parent
+        if fn is None or not _is_symbol_function(fn):
+            return []
+        expr = es_expr(node.named_children[0])
+        return [TypeFact("return", None, "", expr)] if expr else []
+    if kind in {"public_field_definition", "field_definition"}:
+        name = node.child_by_field_name("name") or node.child_by_field_name("property")
+        declared = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        if name is None or (value is not None and value.type in _ANON_FUNCTIONS):
+            return []
+        if declared is not None and declared.named_child_count:
+            expr = annotation(text(declared.named_children[0]), "this")
+        else:
+            expr = es_expr(value) if value is not None else "?"
+        return [TypeFact("field", None, text(name), expr)] if expr and expr != "?" else []
+    if kind == "assignment_expression":
+        left = node.child_by_field_name("left")
+        expr = es_expr(node.child_by_field_name("right"))
+        if left is None or not expr:
+            return []
+        if left.type == "identifier":
+            return [TypeFact("var", None, text(left), expr)]
+        if left.type == "member_expression" and expr != "?":
+            obj = left.child_by_field_name("object")
+            if obj is not None and obj.type == "this":
+                return [TypeFact("field", None, text(left.child_by_field_name("property")), expr)]
+        return []
+    if kind == "for_in_statement":
+        return [TypeFact("var", None, n) for n in _es_names(node.child_by_field_name("left"))]
+    if kind == "catch_clause":
+        return [TypeFact("var", None, n) for n in _es_names(node.child_by_field_name("parameter"))]
     return []

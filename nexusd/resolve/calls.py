@@ -12,6 +12,12 @@ receiver               self/this/cls: the enclosing class, then its bases       
 receiver (super)       super().m() / super.m(): the bases only; super(...) in JS ->     0.9
                        the base constructor, or the base class when it has none
 receiver (made)        Foo().m() / new Foo().m(): m on class Foo and its bases          0.9
+inferred               a receiver typed by the scope's type environment (types.py):    0.9 / 0.85
+                       constructors, annotated or obvious returns, fluent chains,
+                       annotations, casts, decorators, `with`, class fields, globals;
+                       0.9 when every step was declared, 0.85 when one was inferred.
+                       A receiver of a type outside the repository resolves to nothing
+                       and is never guessed
 constructor (cls)      cls(...) in a Python classmethod -> the enclosing class          0.9
 qualified              mod.f() / ns.f() / Class.static() / a.b.c() through bindings     0.95
 name-only              nothing bound: same-name repository symbols, see below           <= 0.5
@@ -126,6 +132,9 @@ def _resolve_one(
         return [], raw
     if head in rules.builtin_receivers and lookup_scope(index, rules, table, call.caller, head) is None:
         return [], ""
+    typed = _typed(index, rules, table, call, late=False)
+    if typed is not None:
+        return typed
     if receiver.endswith("()"):
         # `Foo().m()` / `new Foo().m()`: when Foo is a class, m is looked up on it.
         made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
@@ -143,17 +152,46 @@ def _resolve_one(
         base_target = resolve_dotted(index, rules, table, call.caller, receiver)
         if base_target is not None:
             if base_target.kind == "external":
+                if base_target.path.rsplit(":", 1)[0] in index.tables:  # a name its module lacks: maybe a global
+                    return _typed(index, rules, table, call, late=True) or ([], raw)
                 return [], raw
             member = member_of(index, rules, base_target, name)
             if member is not None and member.symbol is not None:
                 resolution = "constructor" if member.symbol.kind == "class" else "qualified"
                 return [(member.path, member.symbol, resolution, 0.95)], ""
-            return [], raw
+            return _typed(index, rules, table, call, late=True) or ([], raw)
+    typed = _typed(index, rules, table, call, late=True)
+    if typed is not None:
+        return typed
     # Unknown receiver type: a single, uncommon method name is the only guess worth an edge.
     if name in rules.common_methods:
         return [], ""
     found = _name_only(index, name, path, frozenset({"method"}), limit=1)
     return [(p, s, r, min(c, 0.35)) for p, s, r, c in found], raw
+
+
+def _typed(
+    index: RepoIndex, rules: LanguageRules, table: FileTable, call: CallFact, late: bool
+) -> tuple[_Found, str] | None:
+    """The typed-receiver step (types.py): a receiver whose type the scope's environment knows.
+
+    It runs first (`late=False`) for receivers only the environment can type: a chain or call result, a
+    name the file binds, `self.x`/`this.x`; for a plain dotted name the file never binds it runs only once
+    the generic steps found nothing (`late=True`): a module's global (`mod.client.send()`), a class field,
+    a decorated function, a builtin type. `Foo().m()` with Foo a class is left to `receiver (made)`."""
+    from nexusd.resolve.types import env_names, typed_receiver
+
+    receiver = call.receiver or ""
+    head = receiver.split(".", 1)[0]
+    first = call.chain is not None or "(" in receiver or head in rules.self_names
+    first = first or head in env_names(index, table.facts.path)
+    if first == late:
+        return None
+    if call.chain is None and receiver.endswith("()") and "(" not in receiver[:-2]:
+        made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
+        if made is not None and made.symbol is not None and made.symbol.kind == "class":
+            return None
+    return typed_receiver(index, rules, table.facts.path, call)
 
 
 def _as_call(target: Target, call: CallFact) -> _Found:

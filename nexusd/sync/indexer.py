@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 2  # 2: signatures and docs are redacted at extraction
+FACTS_CACHE_VERSION = 3  # 2: signatures and docs are redacted at extraction; 3: type facts
 INLINE_MAX_FILES = 8
 MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
 
@@ -485,6 +485,12 @@ def intern_facts(facts: FileFacts) -> FileFacts:
             call.caller = intern(call.caller)
         if call.receiver:
             call.receiver = intern(call.receiver)
+    for fact in facts.types:
+        fact.kind = intern(fact.kind)
+        if fact.scope:
+            fact.scope = intern(fact.scope)
+        fact.name = intern(fact.name)
+        fact.expr = intern(fact.expr)
     return facts
 
 

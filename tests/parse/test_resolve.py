@@ -185,7 +185,9 @@ def test_incremental_rename(tmp_path: Path) -> None:
 
 def test_unchanged_rewrite_reports_no_names(tmp_path: Path) -> None:
     repo = Repo(tmp_path, {"a.py": "def f():\n    pass\n"})
-    assert repo.write("a.py", "def f():\n    return 1\n") == set()
+    assert repo.write("a.py", "def f():\n    print(1)\n    x = 2\n") == set()
+    # what f returns is what its callers' receivers are typed by (resolve/types.py): that is a change of f
+    assert repo.write("a.py", "def f():\n    return 1\n") == {"f"}
 
 
 def test_import_cycles_terminate(tmp_path: Path) -> None:

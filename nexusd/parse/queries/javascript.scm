@@ -62,3 +62,16 @@
   left: (member_expression
     object: (identifier) @_object
     (#match? @_object "^(module|exports)$"))) @export
+
+; Type environment (TypeFact): bindings whose value or annotation may type a name; see lang_ecmascript.py.
+(variable_declarator) @typing
+(function_declaration) @typing
+(generator_function_declaration) @typing
+(method_definition) @typing
+(arrow_function) @typing
+(function_expression) @typing
+(return_statement) @typing
+(assignment_expression) @typing
+(for_in_statement) @typing
+(catch_clause) @typing
+(field_definition) @typing

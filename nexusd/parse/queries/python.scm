@@ -21,3 +21,13 @@
 
 (import_statement) @import
 (import_from_statement) @import
+
+; Type environment (TypeFact): bindings whose value or annotation may type a name; see lang_python.py.
+(function_definition) @typing
+(decorated_definition) @typing
+(assignment) @typing
+(return_statement) @typing
+(as_pattern) @typing
+(for_statement) @typing
+(for_in_clause) @typing
+(named_expression) @typing
