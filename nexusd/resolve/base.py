@@ -51,6 +51,39 @@ class FileResolution:
     imports: list[ImportEdge] = field(default_factory=list)
     calls: list[CallEdge] = field(default_factory=list)
     unresolved: dict[str, list[str]] = field(default_factory=dict)  # src symbol id -> raw call strings
+    # Beside `unresolved`, entry for entry: (line of the call site, bound to something outside the repository?)
+    sites: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+
+    def stored_unresolved(self) -> dict[str, list[str]]:
+        """`unresolved` in the form the graph stores: one `unresolved_entry` per call site."""
+        out: dict[str, list[str]] = {}
+        for sid, raws in self.unresolved.items():
+            sites = self.sites.get(sid, [])
+            out[sid] = [
+                unresolved_entry(raw, *sites[i]) if i < len(sites) else raw for i, raw in enumerate(raws)
+            ]
+        return out
+
+
+EXTERNAL_MARK = "ext:"
+
+
+def unresolved_entry(raw: str, line: int, external: bool) -> str:
+    """How one unresolved call site is stored: `raw@line`, `ext:` in front when its head is bound outside the
+    repository (`ext:requests.get@12`: it cannot reach a repository symbol, but it is still counted)."""
+    return f"{EXTERNAL_MARK if external else ''}{raw}@{line}"
+
+
+def parse_unresolved(entry: str) -> tuple[str, int, bool]:
+    """(raw call string, line or 0, external?) of a stored entry (entries written before lines were kept
+    have neither mark nor line)."""
+    external = entry.startswith(EXTERNAL_MARK)
+    if external:
+        entry = entry[len(EXTERNAL_MARK) :]
+    raw, sep, line = entry.rpartition("@")
+    if sep and line.isdigit():
+        return raw, int(line), external
+    return entry, 0, external
 
 
 @dataclass(slots=True, frozen=True)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import (
+    EXTERNAL_MARK,
     MAX_HOPS,
     CallEdge,
     FileResolution,
@@ -65,7 +66,9 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
         found, raw = _resolve_one(index, rules, table, call)
         if not found:
             if raw:
-                out.unresolved.setdefault(src_id, []).append(raw)
+                external = raw.startswith(EXTERNAL_MARK)
+                out.unresolved.setdefault(src_id, []).append(raw[len(EXTERNAL_MARK) :] if external else raw)
+                out.sites.setdefault(src_id, []).append((call.line, external))
             continue
         for dst_path, dst, resolution, confidence in found:
             dst_id = index.symbol_id(dst_path, dst)
@@ -92,7 +95,9 @@ def _resolve_one(
         target = lookup_scope(index, rules, table, call.caller, name)
         if target is not None:
             found = _as_call(target, call)
-            return found, "" if found else name
+            if found:
+                return found, ""
+            return [], EXTERNAL_MARK + name if target.kind == "external" else name
         if name == rules.self_constructor:
             cls = enclosing_class(table, call.caller)
             return ([(path, cls, "constructor", 0.9)], "") if cls is not None else ([], "")
@@ -143,15 +148,16 @@ def _resolve_one(
         base_target = resolve_dotted(index, rules, table, call.caller, receiver)
         if base_target is not None:
             if base_target.kind == "external":
-                return [], raw
+                return [], EXTERNAL_MARK + raw
             member = member_of(index, rules, base_target, name)
             if member is not None and member.symbol is not None:
                 resolution = "constructor" if member.symbol.kind == "class" else "qualified"
                 return [(member.path, member.symbol, resolution, 0.95)], ""
             return [], raw
-    # Unknown receiver type: a single, uncommon method name is the only guess worth an edge.
+    # Unknown receiver type: a single, uncommon method name is the only guess worth an edge. A common name
+    # stops the guess, never the count: the call stays unresolved, so `impact` knows it could hide a caller.
     if name in rules.common_methods:
-        return [], ""
+        return [], raw
     found = _name_only(index, name, path, frozenset({"method"}), limit=1)
     return [(p, s, r, min(c, 0.35)) for p, s, r, c in found], raw
 
