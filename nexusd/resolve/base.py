@@ -18,6 +18,7 @@ calls.py. This module knows neither.
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -402,6 +403,13 @@ def _spec_names(imp: ImportFact) -> set[str]:
     if ("*", "*") in imp.names:
         out.add("*")
     return out
+
+
+def generated_common_methods(family: str) -> frozenset[str]:
+    """Method names builtin and standard-library types define, for `family` ("python" | "ecmascript"), from
+    common_methods.json beside this module (written by scripts/gen_common_methods.py)."""
+    data = json.loads((Path(__file__).with_name("common_methods.json")).read_text(encoding="utf-8"))
+    return frozenset(data.get(family, ()))
 
 
 def common_prefix(a: str, b: str) -> int:
