@@ -6,8 +6,11 @@ Capture contract (shared by every `queries/<language>.scm`)
 capture                     meaning
 ==========================  =====================================================================
 ``@definition.<kind>``      a definition node; ``<kind>`` is function, method, class, interface,
-                            type, enum or namespace (hooks may refine: Python functions in a
-                            class become methods)
+                            type, enum, namespace, property_function (an object-literal member
+                            holding a function), constant / variable (a top-level name bound to a
+                            call, ``new``, an object literal) or overload (a signature or stub
+                            with an implementation elsewhere); hooks may refine (Python functions
+                            in a class become methods); ARCHITECTURE.md lists the kinds
 ``@name``                   the definition's name node (same match)
 ``@bases``                  optional: the node listing base classes / extended interfaces
 ``@reference.call``         a call node
@@ -48,7 +51,7 @@ from tree_sitter import Node, Parser, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
 from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, content_hash
-from nexusd.parse.hooks import LanguageHooks
+from nexusd.parse.hooks import LanguageHooks, string_value
 from nexusd.parse.lang_c import CFamilyHooks
 from nexusd.parse.lang_csharp import CSharpHooks
 from nexusd.parse.lang_ecmascript import EcmaHooks
@@ -216,7 +219,12 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             name_nodes = caps.get("name")
             if not name_nodes:
                 continue
-            name = (name_nodes[0].text or b"").decode("utf-8", errors="replace")
+            if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
+                continue
+            name_node = name_nodes[0]
+            name = (name_node.text or b"").decode("utf-8", errors="replace")
+            if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes
+                name = string_value(name_node) or name
             bases = caps.get("bases")
             defs.append(_Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
 
@@ -225,6 +233,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     _attach_calls(facts, calls, spans)
     facts.imports.sort(key=lambda i: i.line)
 
+
+# Definitions that are a name bound to a value (see `LanguageHooks.keep_value_definition`).
+_VALUE_KINDS = frozenset({"constant", "variable"})
 
 # Per language: query pattern index -> (role, main capture name), learnt from the first match of a pattern.
 _ROLES: dict[str, dict[int, tuple[str, str]]] = {}

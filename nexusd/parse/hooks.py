@@ -150,6 +150,11 @@ class LanguageHooks:
         """For a bare call in `special_names`: (receiver, import it stands for, keep as a call?)."""
         return None, None, True
 
+    def keep_value_definition(self, node: Node) -> bool:
+        """Is this top-level `name = <call>` a symbol of its own? (No for `const x = require('./x')`: the
+        name is an import binding.)"""
+        return True
+
     def dynamic_import(self, call: Node, source: Node) -> ImportFact | None:
         spec = string_value(source)
         if spec is None:

@@ -30,6 +30,9 @@ class EcmaHooks(LanguageHooks):
         return anchor
 
     def exported(self, node: Node, name: str) -> bool:
+        parent = node.parent
+        if node.type == "pair" or (node.type == "method_definition" and parent is not None and parent.type == "object"):
+            return True  # an object-literal member is as visible as the object holding it (checked by extract)
         return self.doc_anchor(node).type == "export_statement"
 
     def bases(self, node: Node | None) -> list[str]:
@@ -48,6 +51,15 @@ class EcmaHooks(LanguageHooks):
             elif child.type in {"identifier", "member_expression"}:  # JS: class_heritage -> expression
                 out.append(text(child))
         return [b.split("<", 1)[0] for b in out if b]
+
+    def keep_value_definition(self, node: Node) -> bool:
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "await_expression" and value.named_child_count:
+            value = value.named_children[0]
+        if value is None or value.type != "call_expression":
+            return True
+        fn = value.child_by_field_name("function")
+        return not (fn is not None and (fn.type == "import" or (fn.type == "identifier" and fn.text == b"require")))
 
     def call_name(self, node: Node) -> str:
         if node.type == "super":

@@ -47,7 +47,11 @@ FileData = tuple["FileFacts", "FileResolution | None"]
 log = logging.getLogger(__name__)
 
 # Lower sorts first: where a name is ambiguous, a class or function is the likelier meaning than a module.
-KIND_RANK = {"class": 0, "function": 1, "method": 2, "interface": 3, "type": 3, "enum": 3, "module": 6}
+# An overload stub ranks below everything but modules: the implementation is what a reader asks for.
+KIND_RANK = {
+    "class": 0, "function": 1, "method": 2, "property_function": 2, "interface": 3, "type": 3, "enum": 3,
+    "constant": 3, "variable": 4, "overload": 5, "module": 6,
+}  # fmt: skip
 DOC_TOKENS = 40  # doc words per symbol kept for the full-text tier (memory: ~4 bytes each)
 
 

@@ -52,7 +52,13 @@ from nexusd.resolve.base import (
 )
 
 MAX_CANDIDATES = 5
-CALLABLE = frozenset({"function", "method", "class"})
+# Kinds a call can land on. A top-level constant/variable initialised by a call is what the call returned
+# (`export const useStore = create(...)`; `useStore()` calls it); an object-literal member is a function.
+CALLABLE = frozenset({"function", "method", "class", "property_function", "constant", "variable"})
+# Kinds whose members `a.b` reaches: classes and namespaces, and objects bound to a name (`api.fetch()` where
+# `const api = {fetch: ...}`).
+VALUES = frozenset({"constant", "variable"})
+CONTAINERS = frozenset({"class", "interface", "namespace", "enum", "constant", "variable"})
 
 
 def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out: FileResolution) -> None:
@@ -159,7 +165,10 @@ def _resolve_one(
             if member is not None and member.symbol is not None:
                 resolution = "constructor" if member.symbol.kind == "class" else "qualified"
                 return [(member.path, member.symbol, resolution, 0.95)], ""
-            return [], raw
+            value = base_target.symbol
+            if base_target.kind != "symbol" or value is None or value.kind not in VALUES:
+                return [], raw
+            # a value bound to a name (`store = Store()`, `app = make()`) is of unknown type here: fall back
     # Unknown receiver type: a single, uncommon method name is the only guess worth an edge. A common name
     # stops the guess, never the count: the call stays unresolved, so `impact` knows it could hide a caller.
     if name in rules.common_methods:
@@ -248,7 +257,7 @@ def member_of(index: RepoIndex, rules: LanguageRules, target: Target, name: str)
     if (
         target.kind == "symbol"
         and sym is not None
-        and sym.kind in {"class", "interface", "namespace", "enum"}
+        and sym.kind in CONTAINERS
     ):
         hit = class_member(index, rules, target.path, sym, name, skip_self=False)
         if hit is not None:

@@ -9,6 +9,13 @@
   name: (identifier) @name
   superclasses: (argument_list)? @bases) @definition.class
 
+; Module-level `X = make(...)`: a symbol of kind variable; calls in the initialiser are credited to it.
+; (This grammar puts a module-level assignment directly under `module`.)
+(module
+  (assignment
+    left: (identifier) @name
+    right: (call)) @definition.variable)
+
 ; foo(...)
 (call
   function: (identifier) @call.name) @reference.call
