@@ -281,6 +281,8 @@ def _build_symbols(
     stack: list[tuple[int, SymbolFact]] = []  # (end byte, symbol)
     seen: dict[tuple[str, str], int] = {}
     last_key: tuple[int, int] | None = None
+    has_stubs = hooks.has_stubs
+    stubs: list[SymbolFact] = []
     for d in defs:
         if (d.start, d.end) == last_key:
             continue  # two patterns matched one node (e.g. a generic and a specific one)
@@ -317,7 +319,33 @@ def _build_symbols(
         facts.symbols.append(sym)
         stack.append((d.end, sym))
         spans.append((d.start, d.end, qn))
+        if has_stubs and kind in _STUB_KINDS and hooks.is_stub(node):
+            stubs.append(sym)
+    if stubs:
+        _mark_overloads(facts, stubs)
     return spans
+
+
+_STUB_KINDS = frozenset({"function", "method"})
+
+
+def _mark_overloads(facts: FileFacts, stubs: list[SymbolFact]) -> None:
+    """Overload stubs (Python `@overload`, TS signatures) that have an implementation beside them become kind
+    `overload`: symbols with their lines, never callees, so calls land on the implementation. A stub with no
+    implementation (a .pyi, a `declare function`) is the declaration itself and keeps its kind. Occurrences
+    are counted again since kinds changed."""
+    stub_ids = {id(s) for s in stubs}
+    implemented = {
+        (s.parent, s.name) for s in facts.symbols if s.kind in _STUB_KINDS and id(s) not in stub_ids
+    }
+    for stub in stubs:
+        if (stub.parent, stub.name) in implemented:
+            stub.kind = "overload"
+    seen: dict[tuple[str, str], int] = {}
+    for sym in facts.symbols:
+        key = (sym.kind, sym.qualified_name)
+        sym.occurrence = seen.get(key, 0)
+        seen[key] = sym.occurrence + 1
 
 
 def _attach_calls(

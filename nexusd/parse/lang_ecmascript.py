@@ -52,6 +52,11 @@ class EcmaHooks(LanguageHooks):
                 out.append(text(child))
         return [b.split("<", 1)[0] for b in out if b]
 
+    has_stubs = True
+
+    def is_stub(self, node: Node) -> bool:
+        return node.type in {"function_signature", "method_signature"}
+
     def keep_value_definition(self, node: Node) -> bool:
         value = node.child_by_field_name("value")
         if value is not None and value.type == "await_expression" and value.named_child_count:

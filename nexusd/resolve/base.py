@@ -121,6 +121,8 @@ class FileTable:
         for sym in facts.symbols:
             if sym.kind == "module":
                 continue
+            if sym.kind == "overload" and sym.qualified_name in self.by_qn:
+                continue  # an overload stub never hides the implementation, wherever it is written
             self.children[sym.parent][sym.name] = sym
             self.by_qn[sym.qualified_name] = sym
         self.exports: dict[str, str] = dict(facts.exports)

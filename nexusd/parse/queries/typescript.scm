@@ -23,6 +23,11 @@
   (method_definition
     name: (_) @name) @definition.method)
 
+; method overload signatures: `m(a: string): void;` before the implementation (kind overload, see extract.py)
+(class_body
+  (method_signature
+    name: (_) @name) @definition.method)
+
 (class_body
   (abstract_method_signature
     name: (_) @name) @definition.method)
