@@ -111,7 +111,7 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
@@ -126,9 +126,34 @@ class FileTable:
             self.children[sym.parent][sym.name] = sym
             self.by_qn[sym.qualified_name] = sym
         self.exports: dict[str, str] = dict(facts.exports)
+        self._local_imports: dict[str, set[str]] | None = None
 
     def top(self, name: str) -> SymbolFact | None:
         return self.children.get(None, {}).get(name)
+
+    def local_imports(self) -> dict[str, set[str]]:
+        """Function qualified name -> the local names imports written inside it bind (`def f(): from m import
+        g`): inside f, `g` is the import, even when the file also defines a `g` at top level."""
+        if self._local_imports is None:
+            out: dict[str, set[str]] = {}
+            funcs = [s for s in self.facts.symbols if s.kind in {"function", "method"}]
+            first = min((s.start_line for s in funcs), default=0)
+            for imp in self.facts.imports:
+                if not funcs or imp.line <= first:
+                    continue
+                best: SymbolFact | None = None
+                for sym in funcs:
+                    if sym.start_line < imp.line <= sym.end_line and (best is None or sym.start_line > best.start_line):
+                        best = sym
+                if best is not None:
+                    local = out.setdefault(best.qualified_name, set())
+                    local.update(alias for name, alias in imp.names if name != "*")
+                    if imp.module_alias:
+                        local.add(imp.module_alias)
+                    elif imp.kind == "import" and not imp.names:
+                        local.add(imp.specifier.split(".", 1)[0])
+            self._local_imports = out
+        return self._local_imports
 
 
 MAX_HOPS = 8  # re-export chains and base-class walks are bounded: cycles exist in real code

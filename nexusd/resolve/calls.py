@@ -214,6 +214,8 @@ def lookup_scope(
 ) -> Target | None:
     """A bare name as seen from inside `scope`: enclosing functions, the file, then its imports."""
     path = table.facts.path
+    local_imports = table.local_imports() if scope else {}
+    imported_here = False
     while scope:
         sym = table.by_qn.get(scope)
         if sym is None:
@@ -222,8 +224,11 @@ def lookup_scope(
             hit = table.children.get(scope, {}).get(name)
             if hit is not None:
                 return Target("symbol", path, hit, via="same-scope")
+            if name in local_imports.get(scope, ()):
+                imported_here = True  # imported inside this function: the import binds it, not a top-level def
+                break
         scope = sym.parent
-    hit = table.top(name)
+    hit = None if imported_here else table.top(name)
     if hit is not None:
         return Target("symbol", path, hit, via="same-scope")
     bindings = index.bindings(path)

@@ -5,7 +5,9 @@ Module names are derived from paths under *source roots*: the repository root, a
 src-layout project imports). A directory is a package whether or not it has `__init__.py` (namespace
 packages are common in applications). When two files claim one module name, the one nearest to the
 importing file wins. An absolute import that matches nothing is retried as a sibling of the importing
-file (scripts and tests import their neighbours because Python puts the script's folder on sys.path).
+file (scripts and tests import their neighbours because Python puts the script's folder on sys.path), unless
+that file's folder is a regular package (has `__init__.py`): Python's absolute-import rule, so `from types import
+X` in a package that has types.py is the standard library's.
 
 Edges: `import a.b` -> a/b.py (or a/b/__init__.py); `from p import m` -> p/m.py when m is a submodule
 and p/__init__ does not define m, else p/__init__.py; an import that leaves the repository is no edge.
@@ -142,7 +144,12 @@ class PythonRules(LanguageRules):
                         out.stars.append(base_file)
                         out.edges.append(ImportEdge(src, base_file, spec, imp.line, "import-bound", 1.0))
                     continue
-                defined = base_file is not None and self._defines(base_file, name)
+                # `from . import a` inside pkg/__init__.py: the package file is this file, whose own import
+                # of `a` must not count as defining it (it is the submodule pkg/a.py)
+                if base_file == src:
+                    defined = table.top(name) is not None
+                else:
+                    defined = base_file is not None and self._defines(base_file, name)
                 sub = None if defined else self._file_for_dir_or_module(f"{base_dir}/{name}")
                 if sub is not None:
                     out.names[alias] = Target("module", sub)
@@ -167,7 +174,13 @@ class PythonRules(LanguageRules):
         found = self.find_module(dotted, src)
         if found is not None:
             return found
-        sibling = posixpath.join(posixpath.dirname(src), dotted.replace(".", "/"))
+        # Python puts a script's folder on sys.path, so scripts and tests see their neighbours; a module of a
+        # regular package (its folder has __init__.py) is imported, never run from there: an absolute
+        # `from types import X` inside pkg/ means the standard library's types, not pkg/types.py.
+        folder = posixpath.dirname(src)
+        if folder and self._package_file(folder) is not None:
+            return None
+        sibling = posixpath.join(folder, dotted.replace(".", "/"))
         return self._file_for_dir_or_module(sibling)
 
     def _from_base(self, spec: str, src: str) -> tuple[str, str | None] | None:

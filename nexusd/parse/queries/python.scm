@@ -26,5 +26,14 @@
     object: (_) @call.receiver
     attribute: (identifier) @call.name)) @reference.call
 
+; A bare decorator is a call of that name: `@pass_obj`, `@grp.command` (with parentheses it is a call above).
+(decorator
+  (identifier) @call.name) @reference.call
+
+(decorator
+  (attribute
+    object: (_) @call.receiver
+    attribute: (identifier) @call.name)) @reference.call
+
 (import_statement) @import
 (import_from_statement) @import

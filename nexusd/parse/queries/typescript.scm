@@ -130,6 +130,15 @@
     object: (_) @call.receiver
     property: (_) @call.name)) @reference.new
 
+; A bare decorator is a call of that name: `@Injectable`, `@core.Component` (`@X()` is a call above).
+(decorator
+  (identifier) @call.name) @reference.call
+
+(decorator
+  (member_expression
+    object: (_) @call.receiver
+    property: (_) @call.name)) @reference.call
+
 (import_statement) @import
 (export_statement
   source: (_)) @import
