@@ -229,7 +229,8 @@ def walk_calls(
     """BFS by hops over POSSIBLY_CALLS (callers when `incoming`), one shortest path per symbol reached.
 
     Among equally short paths the one with the higher confidence wins, then the smaller semantic key of the
-    next hop. Edges under `min_confidence` are not followed; when `below` is given it collects the symbols
+    next hop. A recursive symbol is reached at depth 1 by its own call (`recursive` in its row). Edges under
+    `min_confidence` are not followed; when `below` is given it collects the symbols
     such edges lead to. Returns (reached, cut by time).
     """
     adj = snap.calls_in if incoming else snap.calls_out
@@ -246,6 +247,8 @@ def walk_calls(
                         below.add(edge.other)
                     continue
                 if edge.other in seen:
+                    if d == 1 and edge.other == start.id:  # a recursive call: the symbol is its own caller
+                        layer[start.id] = Reached(start, 1, edge.confidence, None, edge, [start.id, start.id])
                     continue
                 other = snap.by_id.get(edge.other)
                 if other is None:
@@ -278,6 +281,8 @@ def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
     row["via"] = (r.via or start).key
     row["resolution"] = r.edge.resolution
     row["callPath"] = [snap.by_id[i].key for i in r.path]
+    if r.sym is start:
+        row["recursive"] = True
     if snap.is_test(r.sym.path):
         row["test"] = True
     return row

@@ -19,6 +19,7 @@ FILES = {
         "export const useStore = create(() => ({ n: 1 }))\n"
         "export const api = {\n  fetchUser: async (id: string) => useStore(),\n  'on-click'() { return 1 },\n}\n"
     ),
+    "tree/walker.py": "def walk(n):\n    return walk(n - 1) if n else 0\n\n\ndef top():\n    return walk(3)\n",
     "src/store.ts": "export function create(f: () => unknown) { return f }\n",
     "src/parse.ts": (
         "export function parseValue(x: number): number;\n"
@@ -70,3 +71,11 @@ def test_an_overloaded_name_means_its_implementation(s: Q) -> None:
     r = s.op("impact", symbol="parseValue", depth=1)  # not `ambiguous`: the stubs stand behind it
     assert r["target"]["kind"] == "function" and r["target"]["line"] == 3
     assert [c["key"] for c in r["callers"]] == ["ts:function:src/parse.ts:caller"]
+
+
+def test_a_recursive_function_is_its_own_caller(s: Q) -> None:
+    r = s.op("impact", symbol="walk", depth=2)
+    rows = {c["key"]: c for c in r["callers"]}
+    assert set(rows) == {"py:function:tree/walker.py:walk", "py:function:tree/walker.py:top"}
+    assert rows["py:function:tree/walker.py:walk"]["recursive"] is True
+    assert rows["py:function:tree/walker.py:walk"]["depth"] == 1 and "recursive" not in rows["py:function:tree/walker.py:top"]
