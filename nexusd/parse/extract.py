@@ -40,8 +40,10 @@ parses thousands of files).
 
 from __future__ import annotations
 
+import codecs
 import gc
 import posixpath
+import re
 from functools import cache
 from operator import itemgetter
 from pathlib import Path
@@ -173,8 +175,34 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
+# PEP 263: a coding declaration in a comment on line 1 or 2.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def source_as_utf8(data: bytes) -> bytes:
+    """A Python file in the encoding its PEP 263 declaration names (`# coding: latin-1`), re-encoded as UTF-8,
+    which is what tree-sitter reads: otherwise `café_helper` in latin-1 is parsed as `_helper`. Anything that is
+    already UTF-8, declares it, or cannot be decoded as declared is returned unchanged. Lines do not move."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING.match(line)
+        if match is None:
+            continue
+        name = match.group(1).decode("ascii", "replace")
+        try:
+            if codecs.lookup(name).name == "utf-8":
+                return data
+            return data.decode(name).encode("utf-8")
+        except (LookupError, UnicodeError):
+            return data
+    return data
+
+
 def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     hooks = HOOKS[language]
+    if language == "python" and b"coding" in data[:400]:
+        data = source_as_utf8(data)
     tree = _parser(language).parse(data)
     root = tree.root_node
     if root.has_error:
