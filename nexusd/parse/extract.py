@@ -339,7 +339,9 @@ def _build_symbols(
             signature=hooks.signature(node, data),
             doc=hooks.doc(node),
             parent=parent_qn,
-            bases=hooks.bases(d.bases) if d.bases is not None else [],
+            bases=hooks.bases(d.bases) if d.bases is not None else (
+                hooks.value_bases(node) if kind in _VALUE_KINDS else []
+            ),
             exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
             content_hash=content_hash(data[d.start : d.end]),
             occurrence=occurrence,

@@ -150,6 +150,10 @@ class LanguageHooks:
         """For a bare call in `special_names`: (receiver, import it stands for, keep as a call?)."""
         return None, None, True
 
+    def value_bases(self, node: Node) -> list[str]:
+        """For a constant/variable: the names whose members it takes over (`{...schemas, ...checks}`)."""
+        return []
+
     # Languages with overload stubs set this and override `is_stub`.
     has_stubs = False
 

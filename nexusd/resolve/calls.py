@@ -259,6 +259,10 @@ def member_of(index: RepoIndex, rules: LanguageRules, target: Target, name: str)
     if target.kind == "module":
         return rules.module_member(target.path, name, target.hops)
     sym = target.symbol
+    if target.kind == "symbol" and sym is not None and sym.kind in VALUES and sym.bases:
+        found = _spread_member(index, rules, target.path, sym, name)
+        if found is not None:
+            return found
     if (
         target.kind == "symbol"
         and sym is not None
@@ -268,6 +272,31 @@ def member_of(index: RepoIndex, rules: LanguageRules, target: Target, name: str)
         if hit is not None:
             return Target("symbol", hit[0], hit[1], via="qualified")
     return None
+
+
+def _spread_member(
+    index: RepoIndex, rules: LanguageRules, path: str, sym: SymbolFact, name: str
+) -> Target | None:
+    """`z.string()` where `const z = {...schemas, ...checks}`: the member of a spread source (later spreads
+    win, as in JavaScript), through namespaces and other spread objects, cycle-safe."""
+    key = ("spread", path, sym.qualified_name, name)
+    if key in index.memo:
+        return index.memo[key]  # type: ignore[return-value]
+    index.memo[key] = None  # a cycle (`a = {...b}`, `b = {...a}`) ends here
+    table = index.table(path)
+    found: Target | None = None
+    if table is not None:
+        own = table.children.get(sym.qualified_name, {}).get(name)
+        if own is not None:
+            found = Target("symbol", path, own, via="qualified")
+        for base in reversed(sym.bases) if found is None else ():
+            source = resolve_dotted(index, rules, table, sym.parent, base)
+            if source is not None and source.kind != "external":
+                found = member_of(index, rules, source, name)
+                if found is not None:
+                    break
+    index.memo[key] = found
+    return found
 
 
 def enclosing_class(table: FileTable, scope: str | None) -> SymbolFact | None:

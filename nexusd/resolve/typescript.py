@@ -259,6 +259,15 @@ class EcmaRules(LanguageRules):
         src = table.facts.path
         seen: set[tuple[str, str]] = set()
         for imp in table.facts.imports:
+            if imp.kind == "destructure":
+                # `const { a } = ns`: when ns is a namespace bound above, `a` is that module's member
+                head = out.names.get(imp.specifier)
+                if head is not None and head.kind in {"module", "external"}:
+                    for name, alias in imp.names:
+                        out.names[alias] = (
+                            Target("lazy", head.path, name=name) if head.kind == "module" else head
+                        )
+                continue
             resolved = self.resolve_spec(src, imp.specifier)
             if resolved is None:
                 if imp.kind != "reexport":

@@ -139,6 +139,11 @@
     object: (_) @call.receiver
     property: (_) @call.name)) @reference.call
 
+; `const { a, b: c } = ns`: names taken out of a binding (an imported namespace gives module members)
+(variable_declarator
+  name: (object_pattern)
+  value: (identifier)) @import
+
 (import_statement) @import
 (export_statement
   source: (_)) @import
