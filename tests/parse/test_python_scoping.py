@@ -23,11 +23,14 @@ def test_a_bare_decorator_is_a_call_of_its_name(tmp_path: Path) -> None:
             "    def s():\n        pass\n"
         ),
     })  # fmt: skip
-    assert repo.calls("cli/main.py") == {
-        ("grp", "py:class:cli/deco.py:Group", "constructor"),
-        ("<module>", "py:function:cli/deco.py:pass_obj", "import-bound"),
-        ("<module>", "py:method:cli/deco.py:Group.command", "name-only"),  # grp's type is not known here
+    calls = repo.calls("cli/main.py")
+    assert {(src, dst) for src, dst, _ in calls} == {
+        ("grp", "py:class:cli/deco.py:Group"),
+        ("<module>", "py:function:cli/deco.py:pass_obj"),
+        ("<module>", "py:method:cli/deco.py:Group.command"),
     }
+    # by name only here (grp's type is not inferred by this step); a typed route may bind it instead
+    assert {res for src, dst, res in calls if dst.endswith("Group.command")} <= {"name-only", "inferred"}
     assert repo.unresolved("cli/main.py") == []
 
 
