@@ -29,6 +29,8 @@ Name-only is where precision is lost, so it is fenced in:
   scripts/gen_common_methods.py); such a call is still recorded as unresolved;
 * a receiver bound to, or made by, something outside the repository (`requests.get`, `threading.Thread().join`)
   never falls back; it is recorded as an external unresolved site;
+* a receiver call never falls back across API-version folders (`client/v1/...` calling the only `list_items`,
+  which lives under `client/v2/...`): that is how one version's interface lands on another version's class;
 * with n candidates each edge gets 0.5 / n, and more than `MAX_CANDIDATES` means unresolved.
 
 What stays unresolved is recorded as a raw string ("requests.get", "self.helper", "foo") on the caller, with
@@ -38,6 +40,8 @@ provenance `name-only`, so their share and price can be measured.
 """
 
 from __future__ import annotations
+
+import re
 
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import (
@@ -174,7 +178,25 @@ def _resolve_one(
     if name in rules.common_methods:
         return [], raw
     found = _name_only(index, name, path, frozenset({"method"}), limit=1)
+    if found and not _same_api_version(path, found[0][0]):
+        return [], raw  # v1 code calling into v2's only method of that name is a guess across API versions
     return [(p, s, r, min(c, 0.35)) for p, s, r, c in found], raw
+
+
+_VERSION_DIR = re.compile(r"(?:api[_-]?)?v\d+(?:[_.]\d+)*(?:beta\d*|alpha\d*)?", re.I)
+
+
+def _api_version(path: str) -> str | None:
+    for part in path.split("/")[:-1]:
+        if _VERSION_DIR.fullmatch(part):
+            return part.lower()
+    return None
+
+
+def _same_api_version(a: str, b: str) -> bool:
+    """False when both paths sit under different API-version folders (`api/v1/...` vs `api/v2/...`)."""
+    va, vb = _api_version(a), _api_version(b)
+    return va is None or vb is None or va == vb
 
 
 def _as_call(target: Target, call: CallFact) -> _Found:

@@ -57,3 +57,16 @@ def test_the_generated_lists_hold_builtin_and_stdlib_methods_only() -> None:
     for name in ("total", "now", "normalize"):
         assert name not in PY_COMMON_METHODS, name
     assert "create" not in JS_COMMON_METHODS
+
+
+def test_no_guess_across_api_versions(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, {
+        "sdk/v2/client.py": "class ClientV2:\n    def list_items(self):\n        pass\n",
+        "sdk/v1/service.py": "def sync(api):\n    return api.list_items()\n",  # v1 code: not v2's method
+        "sdk/v2/service.py": "def sync(api):\n    return api.list_items()\n",  # same version: the guess stands
+        "app/main.py": "def run(api):\n    return api.list_items()\n",  # outside any version folder
+    })  # fmt: skip
+    assert repo.calls("sdk/v1/service.py") == set()
+    assert sites(repo, "sdk/v1/service.py") == [("api.list_items", 2, False)]
+    assert repo.calls("sdk/v2/service.py") == {("sync", "py:method:sdk/v2/client.py:ClientV2.list_items", "name-only")}
+    assert repo.calls("app/main.py") == {("run", "py:method:sdk/v2/client.py:ClientV2.list_items", "name-only")}
