@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..resolve.base import parse_unresolved
+from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
 
 if TYPE_CHECKING:
@@ -368,7 +368,7 @@ class Snapshot:
                 add_symbol(
                     (sid, semantic_key(lang, sym.kind, path, sym.qualified_name, sym.occurrence), sym.name,
                      sym.qualified_name, sym.kind, path, sym.start_line, sym.end_line, sym.signature[:300],
-                     sym.exported, len(raw) if raw else 0, "\n".join(raw[:200]) if raw else "", sym.doc[:500]),
+                     sym.exported, len(raw) if raw else 0, "\n".join(raw[:MAX_STORED_SITES]) if raw else "", sym.doc[:500]),
                     incremental,
                 )  # fmt: skip
             for sym, sid in zip(facts.symbols, ids, strict=True):

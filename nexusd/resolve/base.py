@@ -67,6 +67,9 @@ class FileResolution:
 
 
 EXTERNAL_MARK = "ext:"
+# Unresolved sites stored per symbol (the count is always exact). Every stored site can turn an `impact` verdict
+# into `lower_bound`, so the bound is generous: only generated or giant functions reach it.
+MAX_STORED_SITES = 1000
 
 
 def unresolved_entry(raw: str, line: int, external: bool) -> str:

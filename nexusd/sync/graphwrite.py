@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
-from ..resolve.base import FileResolution
+from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
 from ..textsplit import search_text
 
@@ -71,7 +71,7 @@ def symbol_rows(repo_id: str, facts: FileFacts, unresolved: dict[str, list[str]]
                 semantic_key(facts.language, sym.kind, facts.path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
                 _doc(sym), search_text(sym.name, sym.qualified_name), sym.content_hash, sym.exported,
-                "\n".join(raw[:200]), len(raw),
+                "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip
     return rows
@@ -254,7 +254,7 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
                 conn.execute(
                     "MATCH (s:Symbol {id: $id}) WHERE coalesce(s.unresolvedCount, 0) <> $n OR coalesce(s.unresolved, '') <> $u "
                     "SET s.unresolved = $u, s.unresolvedCount = $n",
-                    {"id": sid, "u": "\n".join(raw[:200]), "n": len(raw)},
+                    {"id": sid, "u": "\n".join(raw[:MAX_STORED_SITES]), "n": len(raw)},
                 )
         # Restore edges other files (and memory, history) had into symbols that still exist.
         restored = 0
