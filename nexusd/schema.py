@@ -13,7 +13,7 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 from __future__ import annotations
 
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
-CODE_SCHEMA_VERSION = 3  # 3: signatures and docs redacted (graphs built before held secrets)
+CODE_SCHEMA_VERSION = 3  # 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
 MEMORY_SCHEMA_VERSION = 2
 

@@ -27,6 +27,12 @@ format_option = click.option(
 )  # fmt: skip
 
 
+min_confidence_option = click.option(
+    "--min-confidence", type=click.FloatRange(0.0, 1.0),
+    help="Follow only call edges of at least this confidence (0.9: bound edges only, no name-only guesses).",
+)  # fmt: skip
+
+
 def _args(app: App, **extra: Any) -> dict[str, Any]:
     args: dict[str, Any] = {"repo": app.repo, "user": app.user}
     args.update({k: v for k, v in extra.items() if v not in (None, (), [], False)})
@@ -169,12 +175,15 @@ def render_context(r: dict[str, Any]) -> str:
 @click.argument("symbol")
 @click.option("--depth", type=int, help="Call hops to include (default 1, at most 3).")
 @click.option("--budget", type=int, help="Token budget (default 1500).")
+@min_confidence_option
 @cursor_option
 @json_option
 @pass_app
-def context(app: App, symbol: str, depth: int | None, budget: int | None, cursor: str | None) -> None:
+def context(app: App, symbol: str, depth: int | None, budget: int | None, min_confidence: float | None,
+            cursor: str | None) -> None:  # fmt: skip
     """A symbol's neighbourhood, ranked and cut to a token budget, each item with why it was chosen."""
-    r = app.call("context", _args(app, symbol=symbol, depth=depth, budget=budget, cursor=cursor))
+    r = app.call("context", _args(app, symbol=symbol, depth=depth, budget=budget, minConfidence=min_confidence,
+                                  cursor=cursor))  # fmt: skip
     _emit(app, "context", r, render_context)
 
 
@@ -214,16 +223,27 @@ def neighbors(app: App, node: str, direction: str | None, depth: int | None, edg
 
 def render_impact(r: dict[str, Any]) -> str:
     t = r["target"]
-    lines = [f"impact of {t['key']}: {r['total']} callers within {r['depth']} hops ({r['testCallers']} in tests)"]
+    floor = f", confidence >= {r['minConfidence']}" if r.get("minConfidence") else ""
+    lines = [f"impact of {t['key']}: {r['total']} callers within {r['depth']} hops ({r['testCallers']} in tests{floor})"]
     for c in r["callers"]:
         via = "" if c["depth"] == 1 else f"  via {c['via']}"
-        lines.append(f"  {c['depth']}  {c['confidence']:<6} {_sym(c)}{via}")
+        lines.append(f"  {c['depth']}  {c['confidence']:<6} {c.get('resolution', ''):<12} {_sym(c)}{via}")
     if r["completeness"] == "complete":
         lines.append("complete: no unresolved call in scope could hide another caller")
     else:
-        lines.append(f"lower bound: {r['unresolvedInScope']} unresolved calls in scope could hide more callers")
+        reasons = []
+        if r.get("unresolvedInScope"):
+            reasons.append(f"{r['unresolvedInScope']} unresolved calls in scope could hide more callers")
+        if r.get("belowMinConfidence"):
+            reasons.append(f"{r['belowMinConfidence']} callers are under the confidence floor")
+        if r.get("timeBound"):
+            reasons.append("the walk was cut by its time bound")
+        lines.append("lower bound: " + ("; ".join(reasons) or "callers may be missing"))
         for ex in r.get("unresolvedExamples", []):
-            lines.append(f"    {ex['call']}  in {ex['in']}")
+            where = f"{ex['path']}:{ex['line']}" if ex.get("line") else ex.get("path", "")
+            lines.append(f"    {ex['call']}  at {where}  in {ex['in']}")
+        if r.get("unresolvedInScope", 0) > len(r.get("unresolvedExamples", [])):
+            lines.append(f"    ... {r['unresolvedInScope'] - len(r['unresolvedExamples'])} more (--json lists the first 20)")
     return "\n".join(lines)
 
 
@@ -231,13 +251,17 @@ def render_impact(r: dict[str, Any]) -> str:
 @click.argument("symbol")
 @click.option("--depth", type=int, help="Caller hops (default 3, at most 6).")
 @click.option("--limit", type=int, help="Callers per page (default 50).")
+@min_confidence_option
 @format_option
 @cursor_option
 @json_option
 @pass_app
-def impact(app: App, symbol: str, depth: int | None, limit: int | None, fmt: str, cursor: str | None) -> None:
-    """Every caller within N hops, with shortest path, via, confidence and a completeness verdict."""
-    r = app.call("impact", _args(app, symbol=symbol, depth=depth, limit=limit, cursor=cursor))
+def impact(app: App, symbol: str, depth: int | None, limit: int | None, min_confidence: float | None, fmt: str,
+           cursor: str | None) -> None:  # fmt: skip
+    """Every caller within N hops, with shortest path, via, confidence, how each edge was resolved and a
+    completeness verdict."""
+    r = app.call("impact", _args(app, symbol=symbol, depth=depth, limit=limit, minConfidence=min_confidence,
+                                 cursor=cursor))  # fmt: skip
     _emit(app, "impact", r, render_impact, fmt)
 
 

@@ -34,6 +34,13 @@ LIMIT = {"type": "integer", "minimum": 1, "maximum": 500}
 DEPTH = {"type": "integer", "minimum": 1, "maximum": graphq.MAX_DEPTH}
 TIME_MS = {"type": "integer", "minimum": 10, "maximum": 30_000, "description": "Time bound for the walk (ms)."}
 COMMON = {"repo": REPO_ARG, "user": USER_ARG, "cursor": CURSOR_ARG}
+MIN_CONFIDENCE = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    "description": "Follow only call edges of at least this confidence (0.9: bound edges only, no name-only "
+    "guesses). Callers left out this way make `impact` a `lower_bound`.",
+}
 
 
 def snapshots(daemon: Daemon) -> Snapshots:
@@ -168,6 +175,7 @@ def show(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "symbol": SYMBOL_ARG,
             "depth": {**DEPTH, "maximum": 3, "description": "Call hops to include (default 1)."},
             "budget": {"type": "integer", "minimum": 100, "maximum": 50_000, "description": "Token budget (default 1500)."},
+            "minConfidence": MIN_CONFIDENCE,
             "timeMs": TIME_MS,
         },
         ["symbol"],
@@ -210,7 +218,7 @@ def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "What could break if a symbol changes: every caller within `depth` hops (default 3), with the shortest path "
         "to each, the `via` symbol, path confidence (product of edge confidences), the true total beside the page, "
         "and `completeness`: `complete`, or `lower_bound` with the count of unresolved calls in scope that could "
-        "hide more callers."
+        "hide more callers (at any depth of the walk) and where the first of them are (path, line, caller)."
     ),
     args=schema(
         {
@@ -218,6 +226,7 @@ def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "symbol": SYMBOL_ARG,
             "depth": {**DEPTH, "description": "Caller hops (default 3)."},
             "limit": {**LIMIT, "description": "Callers per page (default 50)."},
+            "minConfidence": MIN_CONFIDENCE,
             "timeMs": TIME_MS,
         },
         ["symbol"],

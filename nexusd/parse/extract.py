@@ -6,8 +6,11 @@ Capture contract (shared by every `queries/<language>.scm`)
 capture                     meaning
 ==========================  =====================================================================
 ``@definition.<kind>``      a definition node; ``<kind>`` is function, method, class, interface,
-                            type, enum or namespace (hooks may refine: Python functions in a
-                            class become methods)
+                            type, enum, namespace, property_function (an object-literal member
+                            holding a function), constant / variable (a top-level name bound to a
+                            call, ``new``, an object literal) or overload (a signature or stub
+                            with an implementation elsewhere); hooks may refine (Python functions
+                            in a class become methods); ARCHITECTURE.md lists the kinds
 ``@name``                   the definition's name node (same match)
 ``@bases``                  optional: the node listing base classes / extended interfaces
 ``@reference.call``         a call node
@@ -40,8 +43,10 @@ parses thousands of files).
 
 from __future__ import annotations
 
+import codecs
 import gc
 import posixpath
+import re
 from functools import cache
 from operator import itemgetter
 from pathlib import Path
@@ -51,7 +56,7 @@ from tree_sitter import Node, Parser, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
 from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, TypeFact, content_hash
-from nexusd.parse.hooks import LanguageHooks
+from nexusd.parse.hooks import LanguageHooks, string_value
 from nexusd.parse.lang_c import CFamilyHooks
 from nexusd.parse.lang_csharp import CSharpHooks
 from nexusd.parse.lang_ecmascript import EcmaHooks
@@ -186,8 +191,34 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
+# PEP 263: a coding declaration in a comment on line 1 or 2.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def source_as_utf8(data: bytes) -> bytes:
+    """A Python file in the encoding its PEP 263 declaration names (`# coding: latin-1`), re-encoded as UTF-8,
+    which is what tree-sitter reads: otherwise `café_helper` in latin-1 is parsed as `_helper`. Anything that is
+    already UTF-8, declares it, or cannot be decoded as declared is returned unchanged. Lines do not move."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING.match(line)
+        if match is None:
+            continue
+        name = match.group(1).decode("ascii", "replace")
+        try:
+            if codecs.lookup(name).name == "utf-8":
+                return data
+            return data.decode(name).encode("utf-8")
+        except (LookupError, UnicodeError):
+            return data
+    return data
+
+
 def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     hooks = HOOKS[language]
+    if language == "python" and b"coding" in data[:400]:
+        data = source_as_utf8(data)
     tree = _parser(language).parse(data)
     root = tree.root_node
     if root.has_error:
@@ -241,7 +272,12 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             name_nodes = caps.get("name")
             if not name_nodes:
                 continue
-            name = (name_nodes[0].text or b"").decode("utf-8", errors="replace")
+            if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
+                continue
+            name_node = name_nodes[0]
+            name = (name_node.text or b"").decode("utf-8", errors="replace")
+            if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes
+                name = string_value(name_node) or name
             bases = caps.get("bases")
             defs.append(_Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
 
@@ -252,6 +288,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
         _attach_types(facts, types, spans)
     facts.imports.sort(key=lambda i: i.line)
 
+
+# Definitions that are a name bound to a value (see `LanguageHooks.keep_value_definition`).
+_VALUE_KINDS = frozenset({"constant", "variable"})
 
 # Per language: query pattern index -> (role, main capture name), learnt from the first match of a pattern.
 _ROLES: dict[str, dict[int, tuple[str, str]]] = {}
@@ -297,6 +336,8 @@ def _build_symbols(
     stack: list[tuple[int, SymbolFact]] = []  # (end byte, symbol)
     seen: dict[tuple[str, str], int] = {}
     last_key: tuple[int, int] | None = None
+    has_stubs = hooks.has_stubs
+    stubs: list[SymbolFact] = []
     for d in defs:
         if (d.start, d.end) == last_key:
             continue  # two patterns matched one node (e.g. a generic and a specific one)
@@ -325,7 +366,9 @@ def _build_symbols(
             signature=hooks.signature(node, data),
             doc=hooks.doc(node),
             parent=parent_qn,
-            bases=hooks.bases(d.bases) if d.bases is not None else [],
+            bases=hooks.bases(d.bases) if d.bases is not None else (
+                hooks.value_bases(node) if kind in _VALUE_KINDS else []
+            ),
             exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
             content_hash=content_hash(data[d.start : d.end]),
             occurrence=occurrence,
@@ -333,7 +376,33 @@ def _build_symbols(
         facts.symbols.append(sym)
         stack.append((d.end, sym))
         spans.append((d.start, d.end, qn))
+        if has_stubs and kind in _STUB_KINDS and hooks.is_stub(node):
+            stubs.append(sym)
+    if stubs:
+        _mark_overloads(facts, stubs)
     return spans
+
+
+_STUB_KINDS = frozenset({"function", "method"})
+
+
+def _mark_overloads(facts: FileFacts, stubs: list[SymbolFact]) -> None:
+    """Overload stubs (Python `@overload`, TS signatures) that have an implementation beside them become kind
+    `overload`: symbols with their lines, never callees, so calls land on the implementation. A stub with no
+    implementation (a .pyi, a `declare function`) is the declaration itself and keeps its kind. Occurrences
+    are counted again since kinds changed."""
+    stub_ids = {id(s) for s in stubs}
+    implemented = {
+        (s.parent, s.name) for s in facts.symbols if s.kind in _STUB_KINDS and id(s) not in stub_ids
+    }
+    for stub in stubs:
+        if (stub.parent, stub.name) in implemented:
+            stub.kind = "overload"
+    seen: dict[tuple[str, str], int] = {}
+    for sym in facts.symbols:
+        key = (sym.kind, sym.qualified_name)
+        sym.occurrence = seen.get(key, 0)
+        seen[key] = sym.occurrence + 1
 
 
 def _attach_calls(

@@ -158,6 +158,22 @@ class LanguageHooks:
         """For a bare call in `special_names`: (receiver, import it stands for, keep as a call?)."""
         return None, None, True
 
+    def value_bases(self, node: Node) -> list[str]:
+        """For a constant/variable: the names whose members it takes over (`{...schemas, ...checks}`)."""
+        return []
+
+    # Languages with overload stubs set this and override `is_stub`.
+    has_stubs = False
+
+    def is_stub(self, node: Node) -> bool:
+        """Is this function/method definition an overload stub (`@overload`, a TS signature)?"""
+        return False
+
+    def keep_value_definition(self, node: Node) -> bool:
+        """Is this top-level `name = <call>` a symbol of its own? (No for `const x = require('./x')`: the
+        name is an import binding.)"""
+        return True
+
     def dynamic_import(self, call: Node, source: Node) -> ImportFact | None:
         spec = string_value(source)
         if spec is None:

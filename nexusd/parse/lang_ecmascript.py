@@ -31,6 +31,9 @@ class EcmaHooks(LanguageHooks):
         return anchor
 
     def exported(self, node: Node, name: str) -> bool:
+        parent = node.parent
+        if node.type == "pair" or (node.type == "method_definition" and parent is not None and parent.type == "object"):
+            return True  # an object-literal member is as visible as the object holding it (checked by extract)
         return self.doc_anchor(node).type == "export_statement"
 
     def bases(self, node: Node | None) -> list[str]:
@@ -49,6 +52,33 @@ class EcmaHooks(LanguageHooks):
             elif child.type in {"identifier", "member_expression"}:  # JS: class_heritage -> expression
                 out.append(text(child))
         return [b.split("<", 1)[0] for b in out if b]
+
+    has_stubs = True
+
+    def is_stub(self, node: Node) -> bool:
+        return node.type in {"function_signature", "method_signature"}
+
+    def value_bases(self, node: Node) -> list[str]:
+        """`const z = {...schemas, ...checks}`: z has the members of schemas and checks (spread order)."""
+        value = node.child_by_field_name("value")
+        if value is None or value.type != "object":
+            return []
+        out = []
+        for item in value.named_children:
+            if item.type == "spread_element" and item.named_child_count:
+                inner = item.named_children[0]
+                if inner.type in {"identifier", "member_expression"}:
+                    out.append(text(inner))
+        return out
+
+    def keep_value_definition(self, node: Node) -> bool:
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "await_expression" and value.named_child_count:
+            value = value.named_children[0]
+        if value is None or value.type != "call_expression":
+            return True
+        fn = value.child_by_field_name("function")
+        return not (fn is not None and (fn.type == "import" or (fn.type == "identifier" and fn.text == b"require")))
 
     def call_name(self, node: Node) -> str:
         if node.type == "super":
@@ -94,6 +124,8 @@ class EcmaHooks(LanguageHooks):
 
     def imports(self, node: Node) -> list[ImportFact]:
         line = node.start_point[0] + 1
+        if node.type == "variable_declarator":
+            return _destructure(node, line)
         spec = string_value(node.child_by_field_name("source"))
         if spec is None:
             return []
@@ -152,6 +184,25 @@ class EcmaHooks(LanguageHooks):
                         if value is not None and value.type == "identifier":
                             fact.names.append((key, text(value)))
         return fact
+
+
+def _destructure(node: Node, line: int) -> list[ImportFact]:
+    """`const { a, b: c } = ns`: names taken out of another binding; when `ns` is an imported namespace they
+    are that module's members (kind "destructure", the specifier is the source binding's name)."""
+    value = node.child_by_field_name("value")
+    target = node.child_by_field_name("name")
+    if value is None or target is None or value.type != "identifier" or target.type != "object_pattern":
+        return []
+    fact = ImportFact(specifier=text(value), line=line, kind="destructure")
+    for item in target.named_children:
+        if item.type == "shorthand_property_identifier_pattern":
+            fact.names.append((text(item), text(item)))
+        elif item.type == "pair_pattern":
+            key = item.child_by_field_name("key")
+            local = item.child_by_field_name("value")
+            if key is not None and local is not None and local.type == "identifier":
+                fact.names.append((text(key), text(local)))
+    return [fact] if fact.names else []
 
 
 def _commonjs_exports(node: Node) -> list[tuple[str, str]]:

@@ -19,6 +19,20 @@ class PythonHooks(LanguageHooks):
             return "method"
         return kind
 
+    has_stubs = True
+
+    def is_stub(self, node: Node) -> bool:
+        """`@overload` / `@typing.overload` / `@t.overload` above the def."""
+        parent = node.parent
+        if parent is None or parent.type != "decorated_definition":
+            return False
+        for child in parent.named_children:
+            if child.type == "decorator" and child.named_child_count:
+                expr = child.named_children[0]
+                if expr.type in {"identifier", "attribute"} and (expr.text or b"").rsplit(b".", 1)[-1] == b"overload":
+                    return True
+        return False
+
     def signature(self, node: Node, data: bytes) -> str:
         sig = super().signature(node, data)
         return sig.removesuffix(":").rstrip()

@@ -224,11 +224,16 @@ class Reached:
     path: list[str]  # ids from this symbol to the start, both included
 
 
-def walk_calls(snap: Snapshot, start: Sym, depth: int, incoming: bool, clock: paging.Clock) -> tuple[list[Reached], bool]:
+def walk_calls(
+    snap: Snapshot, start: Sym, depth: int, incoming: bool, clock: paging.Clock, min_confidence: float = 0.0,
+    below: set[str] | None = None,
+) -> tuple[list[Reached], bool]:
     """BFS by hops over POSSIBLY_CALLS (callers when `incoming`), one shortest path per symbol reached.
 
     Among equally short paths the one with the higher confidence wins, then the smaller semantic key of the
-    next hop. Returns (reached, cut by time).
+    next hop. A recursive symbol is reached at depth 1 by its own call (`recursive` in its row). Edges under
+    `min_confidence` are not followed; when `below` is given it collects the symbols
+    such edges lead to. Returns (reached, cut by time).
     """
     adj = snap.calls_in if incoming else snap.calls_out
     best: dict[str, Reached] = {}
@@ -239,7 +244,13 @@ def walk_calls(snap: Snapshot, start: Sym, depth: int, incoming: bool, clock: pa
         layer: dict[str, Reached] = {}
         for node, conf, path in frontier:
             for edge in adj.get(node.id, ()):
+                if edge.confidence < min_confidence:
+                    if below is not None:
+                        below.add(edge.other)
+                    continue
                 if edge.other in seen:
+                    if d == 1 and edge.other == start.id:  # a recursive call: the symbol is its own caller
+                        layer[start.id] = Reached(start, 1, edge.confidence, None, edge, [start.id, start.id])
                     continue
                 other = snap.by_id.get(edge.other)
                 if other is None:
@@ -272,6 +283,8 @@ def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
     row["via"] = (r.via or start).key
     row["resolution"] = r.edge.resolution
     row["callPath"] = [snap.by_id[i].key for i in r.path]
+    if r.sym is start:
+        row["recursive"] = True
     if snap.is_test(r.sym.path):
         row["test"] = True
     return row
@@ -280,11 +293,23 @@ def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
 # -- impact -------------------------------------------------------------------------------------------
 
 
+def min_confidence(req: Req) -> float:
+    value = req.args.get("minConfidence")
+    if value is None:
+        return 0.0
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise BadRequest(f"minConfidence must be between 0 and 1, not {value}")
+    return value
+
+
 def impact(req: Req, target: Sym) -> dict[str, Any]:
     snap = req.snap
     depth = int(req.args.get("depth", 3))
     limit = int(req.args.get("limit", 50))
-    reached, timed_out = walk_calls(snap, target, depth, True, req.clock)
+    floor = min_confidence(req)
+    below: set[str] = set()
+    reached, timed_out = walk_calls(snap, target, depth, True, req.clock, floor, below)
     rows = [reached_row(snap, r, target) for r in reached]
     shown, cut = req.page(rows, limit, total=len(rows))
     by_depth: dict[str, int] = {}
@@ -298,7 +323,9 @@ def impact(req: Req, target: Sym) -> dict[str, Any]:
         "callers": shown,
         "testCallers": sum(1 for r in reached if snap.is_test(r.sym.path)),
     }
-    out.update(completeness(snap, target, reached))
+    if floor:
+        out["minConfidence"] = floor
+    out.update(completeness(snap, target, reached, depth, below))
     if timed_out:
         out["completeness"] = "lower_bound"
         out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
@@ -308,33 +335,70 @@ def impact(req: Req, target: Sym) -> dict[str, Any]:
 
 
 SCOPE_TEXT = (
-    "unresolved call strings whose called name equals the target's name, held by symbols in the target's file, "
-    "in files importing that file (or its package __init__), or among the callers found"
+    "for the target and every caller the walk expanded (all but the last hop): unresolved calls of the same name "
+    "whose receiver is untyped (`x.name()`, `self.name()`), anywhere in the repository, when that symbol is a "
+    "method or an object-literal member; and unresolved calls of that name held by symbols in that symbol's file "
+    "or in files importing it (or its package __init__), for any symbol. Calls whose head is bound outside the "
+    "repository cannot reach it and are not counted"
 )
+MEMBER_KINDS = frozenset({"method", "property_function"})
+EXAMPLES_MAX = 20
 
 
-def completeness(snap: Snapshot, target: Sym, reached: list[Reached]) -> dict[str, Any]:
-    """`complete`, or `lower_bound` with the unresolved references in scope that could hide more callers."""
-    scope_files = {target.path}
-    package_init = _package_init(target.path)
-    for path in (target.path, package_init):
-        if path:
-            scope_files.update(i.other for i in snap.imports_in.get(path, ()))
-    callers = {r.sym.id for r in reached}
-    in_scope: list[tuple[str, str]] = []
+def completeness(
+    snap: Snapshot, target: Sym, reached: list[Reached], depth: int, below: set[str] | None = None
+) -> dict[str, Any]:
+    """`complete`, or `lower_bound` with the unresolved call sites that could reach a symbol whose callers the
+    walk looked for (the target and every caller short of the last hop), so a miss at any depth is seen."""
+    expanded = [target, *(r.sym for r in reached if r.depth < depth)]
+    by_name: dict[str, list[Sym]] = {}
+    for sym in expanded:
+        by_name.setdefault(sym.name, []).append(sym)
+    scope_cache: dict[str, set[str]] = {}
+
+    def scope_files(path: str) -> set[str]:
+        files = scope_cache.get(path)
+        if files is None:
+            files = scope_cache[path] = {path}
+            package_init = _package_init(path)
+            for p in (path, package_init):
+                if p:
+                    files.update(i.other for i in snap.imports_in.get(p, ()))
+        return files
+
+    hits: list[tuple[str, int, str, str]] = []  # (holder key, line, call, path)
+    seen: set[tuple[str, str, int]] = set()
     elsewhere = 0
-    for sid, raw in snap.unresolved_by_tail.get(target.name, ()):
-        sym = snap.by_id.get(sid)
-        if sym is None or sid == target.id:
-            continue
-        if sid in callers or sym.path in scope_files:
-            in_scope.append((sym.key, raw))
-        else:
-            elsewhere += 1
-    in_scope.sort()
-    out: dict[str, Any] = {"completeness": "complete" if not in_scope else "lower_bound", "unresolvedInScope": len(in_scope)}
-    if in_scope:
-        out["unresolvedExamples"] = [{"in": k, "call": raw} for k, raw in in_scope[:5]]
+    for name, syms in by_name.items():
+        for site in snap.unresolved_by_tail.get(name, ()):
+            holder = snap.by_id.get(site.holder)
+            if holder is None or (site.holder, site.call, site.line) in seen:
+                continue
+            reach = False
+            if not site.external:
+                member_call = "." in site.call
+                for sym in syms:
+                    if sym.id == site.holder:
+                        continue  # a call inside the symbol itself adds no caller
+                    if (member_call and sym.kind in MEMBER_KINDS) or holder.path in scope_files(sym.path):
+                        reach = True
+                        break
+            if reach:
+                seen.add((site.holder, site.call, site.line))
+                hits.append((holder.key, site.line, site.call, holder.path))
+            else:
+                elsewhere += 1
+    hits.sort()
+    # Callers left out by --min-confidence (and not reached another way) are callers the answer does not show.
+    excluded = len((below or set()) - {r.sym.id for r in reached} - {target.id})
+    complete = not hits and not excluded
+    out: dict[str, Any] = {"completeness": "complete" if complete else "lower_bound", "unresolvedInScope": len(hits)}
+    if hits:
+        out["unresolvedExamples"] = [
+            {"in": key, "call": call, "path": path, "line": line} for key, line, call, path in hits[:EXAMPLES_MAX]
+        ]
+    if excluded:
+        out["belowMinConfidence"] = excluded
     out["unresolvedOutOfScope"] = elsewhere
     out["scope"] = SCOPE_TEXT
     return out
@@ -366,8 +430,9 @@ def context(req: Req, sym: Sym) -> dict[str, Any]:
     else:
         add(0.95, file_ref(snap, sym.path), "file containing this symbol", "container")
     timed_out = False
+    floor = min_confidence(req)
     for incoming, relation in ((True, "caller"), (False, "callee")):
-        reached, cut = walk_calls(snap, sym, depth, incoming, req.clock)
+        reached, cut = walk_calls(snap, sym, depth, incoming, req.clock, floor)
         timed_out |= cut
         for r in reached:
             score = (0.9 if r.depth == 1 else 0.6 / (r.depth - 1)) * r.confidence

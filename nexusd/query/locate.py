@@ -8,7 +8,8 @@ found here, in tiers, each result saying which tier matched it:
     words      every word of the query is a part of the split name ("normalize params" -> normalizeParams,
                normalize_params, NormalizeParams)
     fulltext   every word appears in the qualified name, path, signature or the first words of the doc
-Within a tier the order is fixed: kind (class, function, method, ... module), non-test files first, shorter
+Within a tier the order is fixed: first how closely the name matches the query words (`closeness`: every word
+present, nothing extra, in order), then kind (class, function, method, ... module), non-test files first, shorter
 path, then the semantic key; so the same query on the same graph always answers the same list.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+import functools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -52,8 +54,13 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[lis
     out: list[tuple[str, Sym]] = []
     seen: set[str] = set()
     info: dict[str, Any] = {"exhausted": True}
+    words = tuple(split_identifier(q))
+
+    def order(sym: Sym) -> tuple[Any, ...]:
+        return (*closeness(sym.name, words), *snap.rank_key(sym))
+
     for tier, syms in _tiers(snap, q, info):
-        ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=snap.rank_key)
+        ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=order)
         for sym in ranked:
             seen.add(sym.id)
             out.append((tier, sym))
@@ -61,6 +68,22 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[lis
             info["exhausted"] = False  # later tiers were not computed: the total is at least len(out)
             break
     return out, info
+
+
+@functools.lru_cache(maxsize=65_536)
+def closeness(name: str, words: tuple[str, ...]) -> tuple[int, int, int]:
+    """How closely a name's identifier parts match the query words, lower is closer: (query words missing from
+    the name, parts of the name the query did not ask for, 1 when the words are not in the name's order).
+    `get header` -> get_header (0, 0, 0) before header_get (0, 0, 1) before get_cookie_header (0, 1, 0)."""
+    if not words:
+        return (0, 0, 0)
+    parts = [p.lower() for p in split_identifier(name)]
+    wanted = set(words)
+    missing = sum(1 for w in wanted if w not in parts)
+    extra = sum(1 for p in parts if p not in wanted)
+    it = iter(parts)
+    in_order = all(any(p == w for p in it) for w in words)
+    return (missing, extra, 0 if in_order else 1)
 
 
 def _tiers(snap: Snapshot, q: str, info: dict[str, Any]) -> Iterator[tuple[str, Iterable[Sym]]]:

@@ -47,6 +47,10 @@ def resolve_symbol(snap: Snapshot, arg: str, *, what: str = "symbol") -> Sym:
             f"no {what} named {text!r}",
             hint="`nexus locate WORDS` searches by name, words and text; pass an id or key to be exact",
         )
+    if len(candidates) > 1:
+        # overload stubs stand behind their implementation: `parse` means the function, not its signatures
+        implemented = {(s.path, s.qname) for s in candidates if s.kind != "overload"}
+        candidates = [s for s in candidates if s.kind != "overload" or (s.path, s.qname) not in implemented]
     exact = {s.id for s in candidates if s.qname == name_part or s.name == name_part}
     if len(candidates) == 1:
         return candidates[0]

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
 
 if TYPE_CHECKING:
@@ -46,7 +47,11 @@ FileData = tuple["FileFacts", "FileResolution | None"]
 log = logging.getLogger(__name__)
 
 # Lower sorts first: where a name is ambiguous, a class or function is the likelier meaning than a module.
-KIND_RANK = {"class": 0, "function": 1, "method": 2, "interface": 3, "type": 3, "enum": 3, "module": 6}
+# An overload stub ranks below everything but modules: the implementation is what a reader asks for.
+KIND_RANK = {
+    "class": 0, "function": 1, "method": 2, "property_function": 2, "interface": 3, "type": 3, "enum": 3,
+    "constant": 3, "variable": 4, "overload": 5, "module": 6,
+}  # fmt: skip
 DOC_TOKENS = 40  # doc words per symbol kept for the full-text tier (memory: ~4 bytes each)
 
 
@@ -82,6 +87,16 @@ class Edge(NamedTuple):  # (a tuple: a load builds two per call edge, and a froz
     confidence: float
     resolution: str
     line: int
+
+
+class Site(NamedTuple):
+    """One unresolved call site: who holds it, the call as written, its line, and whether its head is bound
+    outside the repository (then it cannot reach a repository symbol)."""
+
+    holder: str
+    call: str
+    line: int
+    external: bool
 
 
 class Import(NamedTuple):
@@ -161,7 +176,8 @@ class Snapshot:
         self.sorted_names: list[str] = []  # distinct lower(name), sorted: prefix search by bisect
         self.name_tokens: dict[str, array[int]] = {}  # identifier parts of the name -> slots
         self.text_tokens: dict[str, array[int]] = {}  # parts of qualified name, path, signature, doc -> slots
-        self.unresolved_by_tail: dict[str, list[tuple[str, str]]] = {}  # "bar" -> [(symbol id, "self.foo.bar")]
+        # "bar" -> [(symbol id, "self.foo.bar", line, external?)], one per unresolved call site kept in the graph
+        self.unresolved_by_tail: dict[str, list[Site]] = {}
         self.imports_out: dict[str, list[Import]] = {}  # file path -> what it imports
         self.imports_in: dict[str, list[Import]] = {}  # file path -> who imports it
 
@@ -279,10 +295,10 @@ class Snapshot:
                 lst = out.get(edge.other)
                 if lst:
                     out[edge.other] = [e for e in lst if e.other != sid]
-        for raw in sym.unresolved:
-            lst2 = self.unresolved_by_tail.get(_tail(raw))
+        for tail in {_tail(raw) for raw in sym.unresolved}:
+            lst2 = self.unresolved_by_tail.get(tail)
             if lst2:
-                self.unresolved_by_tail[_tail(raw)] = [x for x in lst2 if x[0] != sid]
+                self.unresolved_by_tail[tail] = [x for x in lst2 if x[0] != sid]
 
     def _read(self, conn: Conn, paths: list[str] | None) -> None:
         """Read files, symbols, containment and edges from the graph: of the repository, or of some files."""
@@ -341,7 +357,7 @@ class Snapshot:
         add_symbol = self._add_symbol
         for _path, (facts, res) in files:
             path, lang = facts.path, facts.language
-            unresolved = res.unresolved if res is not None else {}
+            unresolved = res.stored_unresolved() if res is not None else {}
             first: dict[str, str] = {}  # qualified name -> id of its first symbol (contains_rows' parent lookup)
             ids: list[str] = []
             for sym in facts.symbols:
@@ -352,7 +368,7 @@ class Snapshot:
                 add_symbol(
                     (sid, semantic_key(lang, sym.kind, path, sym.qualified_name, sym.occurrence), sym.name,
                      sym.qualified_name, sym.kind, path, sym.start_line, sym.end_line, sym.signature[:300],
-                     sym.exported, len(raw) if raw else 0, "\n".join(raw[:200]) if raw else "", sym.doc[:500]),
+                     sym.exported, len(raw) if raw else 0, "\n".join(raw[:MAX_STORED_SITES]) if raw else "", sym.doc[:500]),
                     incremental,
                 )  # fmt: skip
             for sym, sid in zip(facts.symbols, ids, strict=True):
@@ -387,8 +403,9 @@ class Snapshot:
         self.by_key[sym.key] = sym
         self.by_file.setdefault(sym.path, []).append(sid)
         self._index(sym, row[12] or "")
-        for r in raw:
-            self.unresolved_by_tail.setdefault(_tail(r), []).append((sid, r))
+        for entry in raw:
+            call, line, external = parse_unresolved(entry)
+            self.unresolved_by_tail.setdefault(_tail(call), []).append(Site(sid, call, line, external))
         if incremental:
             low = sym.name.lower()
             pos = bisect.bisect_left(self.sorted_names, low)

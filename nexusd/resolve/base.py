@@ -18,6 +18,7 @@ calls.py. This module knows neither.
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -52,6 +53,42 @@ class FileResolution:
     imports: list[ImportEdge] = field(default_factory=list)
     calls: list[CallEdge] = field(default_factory=list)
     unresolved: dict[str, list[str]] = field(default_factory=dict)  # src symbol id -> raw call strings
+    # Beside `unresolved`, entry for entry: (line of the call site, bound to something outside the repository?)
+    sites: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+
+    def stored_unresolved(self) -> dict[str, list[str]]:
+        """`unresolved` in the form the graph stores: one `unresolved_entry` per call site."""
+        out: dict[str, list[str]] = {}
+        for sid, raws in self.unresolved.items():
+            sites = self.sites.get(sid, [])
+            out[sid] = [
+                unresolved_entry(raw, *sites[i]) if i < len(sites) else raw for i, raw in enumerate(raws)
+            ]
+        return out
+
+
+EXTERNAL_MARK = "ext:"
+# Unresolved sites stored per symbol (the count is always exact). Every stored site can turn an `impact` verdict
+# into `lower_bound`, so the bound is generous: only generated or giant functions reach it.
+MAX_STORED_SITES = 1000
+
+
+def unresolved_entry(raw: str, line: int, external: bool) -> str:
+    """How one unresolved call site is stored: `raw@line`, `ext:` in front when its head is bound outside the
+    repository (`ext:requests.get@12`: it cannot reach a repository symbol, but it is still counted)."""
+    return f"{EXTERNAL_MARK if external else ''}{raw}@{line}"
+
+
+def parse_unresolved(entry: str) -> tuple[str, int, bool]:
+    """(raw call string, line or 0, external?) of a stored entry (entries written before lines were kept
+    have neither mark nor line)."""
+    external = entry.startswith(EXTERNAL_MARK)
+    if external:
+        entry = entry[len(EXTERNAL_MARK) :]
+    raw, sep, line = entry.rpartition("@")
+    if sep and line.isdigit():
+        return raw, int(line), external
+    return entry, 0, external
 
 
 @dataclass(slots=True, frozen=True)
@@ -78,7 +115,7 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
@@ -88,12 +125,39 @@ class FileTable:
         for sym in facts.symbols:
             if sym.kind == "module":
                 continue
+            if sym.kind == "overload" and sym.qualified_name in self.by_qn:
+                continue  # an overload stub never hides the implementation, wherever it is written
             self.children[sym.parent][sym.name] = sym
             self.by_qn[sym.qualified_name] = sym
         self.exports: dict[str, str] = dict(facts.exports)
+        self._local_imports: dict[str, set[str]] | None = None
 
     def top(self, name: str) -> SymbolFact | None:
         return self.children.get(None, {}).get(name)
+
+    def local_imports(self) -> dict[str, set[str]]:
+        """Function qualified name -> the local names imports written inside it bind (`def f(): from m import
+        g`): inside f, `g` is the import, even when the file also defines a `g` at top level."""
+        if self._local_imports is None:
+            out: dict[str, set[str]] = {}
+            funcs = [s for s in self.facts.symbols if s.kind in {"function", "method"}]
+            first = min((s.start_line for s in funcs), default=0)
+            for imp in self.facts.imports:
+                if not funcs or imp.line <= first:
+                    continue
+                best: SymbolFact | None = None
+                for sym in funcs:
+                    if sym.start_line < imp.line <= sym.end_line and (best is None or sym.start_line > best.start_line):
+                        best = sym
+                if best is not None:
+                    local = out.setdefault(best.qualified_name, set())
+                    local.update(alias for name, alias in imp.names if name != "*")
+                    if imp.module_alias:
+                        local.add(imp.module_alias)
+                    elif imp.kind == "import" and not imp.names:
+                        local.add(imp.specifier.split(".", 1)[0])
+            self._local_imports = out
+        return self._local_imports
 
 
 MAX_HOPS = 8  # re-export chains and base-class walks are bounded: cycles exist in real code
@@ -408,6 +472,13 @@ def _spec_names(imp: ImportFact) -> set[str]:
     if ("*", "*") in imp.names:
         out.add("*")
     return out
+
+
+def generated_common_methods(family: str) -> frozenset[str]:
+    """Method names builtin and standard-library types define, for `family` ("python" | "ecmascript"), from
+    common_methods.json beside this module (written by scripts/gen_common_methods.py)."""
+    data = json.loads((Path(__file__).with_name("common_methods.json")).read_text(encoding="utf-8"))
+    return frozenset(data.get(family, ()))
 
 
 def common_prefix(a: str, b: str) -> int:

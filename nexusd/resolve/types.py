@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from nexusd.parse.facts import CallFact, SymbolFact
-from nexusd.resolve.base import LanguageRules, RepoIndex, Target
+from nexusd.resolve.base import EXTERNAL_MARK, LanguageRules, RepoIndex, Target
 from nexusd.resolve.calls import _bases, enclosing_class, lookup_scope, resolve_dotted
 
 MAX_DEPTH = 12  # nested evaluations (a variable typed by a call typed by a return...) followed at most
@@ -485,12 +485,15 @@ def typed_receiver(
 ) -> tuple[list[tuple[str, SymbolFact, str, float]], str] | None:
     """The `inferred` step of calls.py: (edges, raw) when the receiver's type is known, else None.
 
-    A receiver of external type gives ([], raw): unresolved, and no name-only guess may follow."""
+    A receiver of external type gives ([], ext:raw): unresolved, marked external (it cannot reach a symbol of
+    the repository, so `impact` need not count it against a verdict), and no name-only guess may follow."""
     value = receiver_value(index, rules, path, call)
     if value is None or value.kind == "target" or value.kind == "method":
         return None
     raw = f"{call.receiver}.{call.name}"
-    if value.kind == "external" or value.sym is None:
+    if value.kind == "external":
+        return [], EXTERNAL_MARK + raw
+    if value.sym is None:
         return [], raw
     hit = Evaluator(index, rules).member(value.path, value.sym, call.name)
     if hit is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
-from ..resolve.base import FileResolution
+from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
 from ..textsplit import search_text
 
@@ -71,7 +71,7 @@ def symbol_rows(repo_id: str, facts: FileFacts, unresolved: dict[str, list[str]]
                 semantic_key(facts.language, sym.kind, facts.path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
                 _doc(sym), search_text(sym.name, sym.qualified_name), sym.content_hash, sym.exported,
-                "\n".join(raw[:200]), len(raw),
+                "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip
     return rows
@@ -136,7 +136,7 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     for path, facts in batch.changed.items():
         res = batch.resolutions.get(path) or FileResolution(path)
         files.append(file_row(batch.repo_id, facts, batch.stats.get(path, FileStat())))
-        symbols.extend(symbol_rows(batch.repo_id, facts, res.unresolved))
+        symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved()))
         t, n = contains_rows(batch.repo_id, facts)
         top.extend(t)
         nested.extend(n)
@@ -218,7 +218,7 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
                      "size": row[7], "mtime": row[8], "diags": row[9]},
                 )
             res = batch.resolutions.get(path) or FileResolution(path)
-            symbols.extend(symbol_rows(repo, facts, res.unresolved))
+            symbols.extend(symbol_rows(repo, facts, res.stored_unresolved()))
             t, n = contains_rows(repo, facts)
             top.extend(t)
             nested.extend(n)
@@ -247,13 +247,14 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
             known = batch.facts.get(path)
             if known is None:
                 continue
+            stored = res.stored_unresolved()
             for sym in known.symbols:
                 sid = symbol_id(repo, path, sym.kind, sym.qualified_name, sym.occurrence)
-                raw = res.unresolved.get(sid, [])
+                raw = stored.get(sid, [])
                 conn.execute(
                     "MATCH (s:Symbol {id: $id}) WHERE coalesce(s.unresolvedCount, 0) <> $n OR coalesce(s.unresolved, '') <> $u "
                     "SET s.unresolved = $u, s.unresolvedCount = $n",
-                    {"id": sid, "u": "\n".join(raw[:200]), "n": len(raw)},
+                    {"id": sid, "u": "\n".join(raw[:MAX_STORED_SITES]), "n": len(raw)},
                 )
         # Restore edges other files (and memory, history) had into symbols that still exist.
         restored = 0
@@ -368,7 +369,7 @@ class Diff:
 def _symbol_table(repo: str, facts: FileFacts | None, res: FileResolution | None) -> dict[str, tuple[Any, ...]]:
     if facts is None:
         return {}
-    return {row[0]: row for row in symbol_rows(repo, facts, res.unresolved if res else {})}
+    return {row[0]: row for row in symbol_rows(repo, facts, res.stored_unresolved() if res else {})}
 
 
 def _parents(repo: str, facts: FileFacts) -> dict[str, tuple[str, str, int]]:

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 3  # 2: signatures and docs are redacted at extraction; 3: type facts
+FACTS_CACHE_VERSION = 4  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263
 INLINE_MAX_FILES = 8
 MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
 

@@ -207,12 +207,14 @@ def test_ruby_bare_self_calls(tmp_path: Path) -> None:
     assert repo.calls("lib/entity.rb") == {
         ("Entity.errors", "rb:method:lib/entity.rb:Entity.label", "same-scope"),
     }  # `total` is a local; `id` (attr_reader) and `tax` (defined nowhere) stay strings, never guesses
-    assert repo.unresolved("lib/entity.rb") == ["id", "tax"]  # `private` and `include` are builtins
+    # `private` and `include` are builtins; `id.nil?` is a common method: never guessed, still counted
+    assert repo.unresolved("lib/entity.rb") == ["id", "id.nil?", "tax"]
     assert repo.calls("lib/validatable.rb") == {
         ("Validatable.valid?", "rb:method:lib/entity.rb:Entity.errors", "receiver"),  # self is an includer
         ("Validatable.valid?", "rb:method:lib/validatable.rb:Validatable.check", "same-scope"),
     }
-    assert repo.unresolved("lib/validatable.rb") == ["errors"]  # in `def self.helper` self is the module
+    # in `def self.helper` self is the module; `errors.empty?` is counted, not guessed
+    assert repo.unresolved("lib/validatable.rb") == ["errors", "errors.empty?"]
 
 
 def test_ruby_rename_and_insert_line(tmp_path: Path) -> None:

@@ -25,6 +25,63 @@
   name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
+; Object-literal members holding a function: `{fetch: async () => f()}`, `{clone() {...}}`, `{'on-click'() {}}`.
+; They are callers and callees of their own (kind property_function), qualified by the enclosing definition.
+(object
+  (pair
+    key: [(property_identifier) (string)] @name
+    value: [(arrow_function) (function_expression) (generator_function)]) @definition.property_function)
+
+(object
+  (method_definition
+    name: [(property_identifier) (string)] @name) @definition.property_function)
+
+; Top-level `const`/`let`/`var` initialised by a call, `new`, `await` or an object literal (a function is a
+; function, above): `export const X = factory(...)`, `const schema = z.string().nullable()`. Kinds: constant
+; for const, variable for let/var. Calls in the initialiser are credited to them.
+(program
+  (lexical_declaration
+    kind: "const"
+    (variable_declarator
+      name: (identifier) @name
+      value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.constant))
+
+(program
+  (export_statement
+    (lexical_declaration
+      kind: "const"
+      (variable_declarator
+        name: (identifier) @name
+        value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.constant)))
+
+(program
+  (lexical_declaration
+    kind: "let"
+    (variable_declarator
+      name: (identifier) @name
+      value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.variable))
+
+(program
+  (export_statement
+    (lexical_declaration
+      kind: "let"
+      (variable_declarator
+        name: (identifier) @name
+        value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.variable)))
+
+(program
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name
+      value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.variable))
+
+(program
+  (export_statement
+    (variable_declaration
+      (variable_declarator
+        name: (identifier) @name
+        value: [(call_expression) (new_expression) (await_expression) (object)]) @definition.variable)))
+
 (call_expression
   function: (identifier) @call.name) @reference.call
 
@@ -44,6 +101,11 @@
   constructor: (member_expression
     object: (_) @call.receiver
     property: (_) @call.name)) @reference.new
+
+; `const { a, b: c } = ns`: names taken out of a binding (an imported namespace gives module members)
+(variable_declarator
+  name: (object_pattern)
+  value: (identifier)) @import
 
 (import_statement) @import
 (export_statement

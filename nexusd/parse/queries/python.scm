@@ -9,6 +9,13 @@
   name: (identifier) @name
   superclasses: (argument_list)? @bases) @definition.class
 
+; Module-level `X = make(...)`: a symbol of kind variable; calls in the initialiser are credited to it.
+; (This grammar puts a module-level assignment directly under `module`.)
+(module
+  (assignment
+    left: (identifier) @name
+    right: (call)) @definition.variable)
+
 ; foo(...)
 (call
   function: (identifier) @call.name) @reference.call
@@ -16,6 +23,15 @@
 ; obj.m(...), self.m(...), a.b.c(...), super().m(...)
 (call
   function: (attribute
+    object: (_) @call.receiver
+    attribute: (identifier) @call.name)) @reference.call
+
+; A bare decorator is a call of that name: `@pass_obj`, `@grp.command` (with parentheses it is a call above).
+(decorator
+  (identifier) @call.name) @reference.call
+
+(decorator
+  (attribute
     object: (_) @call.receiver
     attribute: (identifier) @call.name)) @reference.call
 

@@ -1,0 +1,138 @@
+"""Regenerate nexusd/resolve/common_methods.json: method names that builtin and standard-library types define.
+
+The name-only fallback never guesses a repository method for a call on an untyped receiver when the called name
+is one of these (`thread.start()` must not land on the repository's only `start`). The call is still kept as an
+unresolved site and counted by `impact`.
+
+Python: dir() of the builtin types plus the public methods of common standard-library classes, read from the
+running interpreter. JavaScript/TypeScript: the own function-valued property names of the prototypes of the
+standard built-ins and of Node's EventEmitter, read from `node` when it is installed. Run:
+
+    python scripts/gen_common_methods.py            # writes the file
+    python scripts/gen_common_methods.py --check    # exits 1 when the file is not what this would write
+
+Names written by hand (DOM methods, logger methods) live in EXTRA_* below, so a regeneration keeps them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import concurrent.futures
+import hashlib
+import inspect
+import io
+import json
+import logging
+import pathlib
+import queue
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import types
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "nexusd" / "resolve" / "common_methods.json"
+
+PY_BUILTIN_TYPES: list[type] = [
+    object, str, bytes, bytearray, memoryview, list, tuple, dict, set, frozenset, int, float, complex, bool,
+    range, slice, type, BaseException, types.FunctionType, types.MethodType, types.GeneratorType,
+    types.CoroutineType, types.ModuleType, types.SimpleNamespace, type({}.keys()), type({}.items()),
+]  # fmt: skip
+
+# Classes whose instances are the usual untyped receivers of application code. Deliberately not here: numeric
+# and date types, Counter, event loops (their method names, `total`, `now`, `normalize`, are as likely to be the
+# repository's own), and class-level functions (constructors like `datetime.now` go through an import, which is
+# already known to be external).
+PY_STDLIB_CLASSES: list[type] = [
+    threading.Thread, threading.Event, threading.Condition, threading.Semaphore, threading.Timer,
+    type(threading.Lock()), type(threading.RLock()),
+    io.TextIOWrapper, io.BufferedReader, io.BufferedWriter, io.BytesIO, io.StringIO, io.FileIO,
+    pathlib.PurePath, pathlib.Path, re.Pattern, re.Match, logging.Logger, logging.Handler,
+    queue.Queue, socket.socket, subprocess.Popen, collections.deque,
+    concurrent.futures.Future, concurrent.futures.ThreadPoolExecutor, asyncio.Future, asyncio.Task, asyncio.Queue,
+    asyncio.Event, asyncio.Lock, type(hashlib.sha256()),
+]  # fmt: skip
+
+EXTRA_PY = """info debug warning error exception critical log getLogger""".split()
+
+JS_SCRIPT = r"""
+const EventEmitter = require('events');
+const names = new Set();
+const add = (o) => {
+  for (const n of Object.getOwnPropertyNames(o)) {
+    const d = Object.getOwnPropertyDescriptor(o, n);
+    if (d && typeof d.value === 'function') names.add(n);
+  }
+};
+// Instance methods only: statics (`Object.create`, `Array.from`) are called on a name that is a builtin
+// receiver already, and their names (`create`, `from`) are common repository method names.
+for (const C of [Object, Array, String, Number, Boolean, Function, Map, Set, WeakMap, WeakSet, Promise, Date,
+                 RegExp, Error, ArrayBuffer, Uint8Array, EventEmitter, URL, URLSearchParams]) {
+  add(C.prototype);
+}
+const out = [...names].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== 'constructor' && n !== 'prototype'
+  && n !== 'length' && n !== 'name' && n !== 'arguments' && n !== 'caller');
+console.log(JSON.stringify(out.sort()));
+"""
+
+EXTRA_JS = """
+    querySelector querySelectorAll getElementById appendChild removeChild setAttribute getAttribute
+    addEventListener removeEventListener preventDefault stopPropagation json text send status write end log
+    error warn info debug subscribe unsubscribe next
+""".split()
+
+
+def python_names() -> list[str]:
+    names: set[str] = set(EXTRA_PY)
+    for cls in PY_BUILTIN_TYPES:
+        names.update(n for n in dir(cls) if callable(getattr(cls, n, None)))
+    for cls in PY_STDLIB_CLASSES:
+        for n, member in inspect.getmembers(cls):
+            if not n.startswith("_") and callable(member):
+                names.add(n)
+    return sorted(names)
+
+
+def js_names() -> list[str] | None:
+    node = shutil.which("node")
+    if node is None:
+        return None
+    out = subprocess.run([node, "-e", JS_SCRIPT], capture_output=True, text=True, check=True, timeout=60)
+    return sorted(set(json.loads(out.stdout)) | set(EXTRA_JS))
+
+
+def build(previous: dict[str, list[str]]) -> dict[str, object]:
+    js = js_names()
+    if js is None:
+        js = previous.get("ecmascript", [])
+        print("node not found: the JavaScript names are kept as they were", file=sys.stderr)
+    return {
+        "about": "Generated by scripts/gen_common_methods.py; do not edit by hand.",
+        "python": python_names(),
+        "ecmascript": js,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+    previous = json.loads(OUT.read_text()) if OUT.exists() else {}
+    data = build(previous)
+    text = json.dumps(data, indent=1) + "\n"
+    if args.check:
+        same = OUT.exists() and OUT.read_text() == text
+        print("up to date" if same else f"{OUT} differs from what the script writes")
+        return 0 if same else 1
+    OUT.write_text(text)
+    print(f"wrote {OUT}: {len(data['python'])} Python names, {len(data['ecmascript'])} JS names")  # type: ignore[arg-type]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The completeness verdict of `impact`, through a real daemon: untyped receivers are listed or counted.
+
+A method whose callers reach it through an untyped receiver (`store.save()` with `store` a plain parameter)
+is either found by the name-only guess (listed, with that provenance) or, where no guess is made, the answer
+says `lower_bound` with the count and where the call sites are. Never `complete` over a missed call site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.helpers import DaemonProcess, make_repo
+from tests.query.conftest import Q
+
+FILES = {
+    # `archive` exists once in the repository: an untyped `x.archive()` is guessed (name-only)
+    # `save` exists twice: no guess; `get` is a builtin-type method name: no guess either
+    "app/store.py": (
+        "class Store:\n"
+        "    def save(self, item):\n        return item\n\n"
+        "    def get(self, key):\n        return key\n\n"
+        "    def archive(self):\n        return None\n"
+    ),
+    "app/cache.py": "class Cache:\n    def save(self, item):\n        return item\n",
+    "app/jobs.py": (
+        "def persist(store, item):\n    return store.save(item)\n\n\n"
+        "def lookup(store, key):\n    return store.get(key)\n\n\n"
+        "def sweep(store):\n    store.archive()\n\n\n"
+        "def nightly(store):\n    sweep(store)\n"
+    ),
+    "app/web.py": "from app.jobs import persist\n\n\ndef handler(db, item):\n    return persist(db, item)\n",
+    "app/direct.py": (
+        "from app.store import Store\n\n\n"
+        "def direct():\n    return Store().save(1)\n\n\n"
+        "def resolve_me():\n    return direct()\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def v(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Q]:
+    repo = make_repo(tmp_path_factory.mktemp("verdict") / "demo", FILES)
+    client = daemon.client()
+    qq = Q(client, repo, daemon)
+    qq.index()
+    yield qq
+    client.close()
+
+
+def test_untyped_callers_are_counted_with_their_sites(v: Q) -> None:
+    r = v.op("impact", symbol="app/store.py:Store.save", depth=1)
+    assert [c["key"] for c in r["callers"]] == ["py:function:app/direct.py:direct"]
+    assert r["callers"][0]["resolution"] == "receiver"
+    assert r["completeness"] == "lower_bound" and r["unresolvedInScope"] == 1
+    assert r["unresolvedExamples"] == [
+        {"in": "py:function:app/jobs.py:persist", "call": "store.save", "path": "app/jobs.py", "line": 2}
+    ]
+
+
+def test_a_common_method_name_is_never_guessed_but_still_counted(v: Q) -> None:
+    r = v.op("impact", symbol="app/store.py:Store.get", depth=1)
+    assert r["total"] == 0
+    assert r["completeness"] == "lower_bound" and r["unresolvedInScope"] == 1
+    assert r["unresolvedExamples"][0]["call"] == "store.get" and r["unresolvedExamples"][0]["line"] == 6
+
+
+def test_a_guess_is_listed_with_its_provenance_and_min_confidence_drops_it(v: Q) -> None:
+    r = v.op("impact", symbol="app/store.py:Store.archive", depth=2)
+    rows = {c["key"]: c for c in r["callers"]}
+    assert set(rows) == {"py:function:app/jobs.py:sweep", "py:function:app/jobs.py:nightly"}
+    assert rows["py:function:app/jobs.py:sweep"]["resolution"] == "name-only"
+    assert r["completeness"] == "complete"
+    bound = v.op("impact", symbol="app/store.py:Store.archive", depth=2, minConfidence=0.9)
+    assert bound["total"] == 0 and bound["minConfidence"] == 0.9
+    assert bound["completeness"] == "lower_bound" and bound["belowMinConfidence"] == 1
+
+
+def test_a_miss_at_depth_two_makes_a_lower_bound(v: Q) -> None:
+    # direct() has a bound caller; persist() reaches save through an untyped receiver, and web.handler calls
+    # persist: at depth 2 that whole branch may be missing, and the verdict says so
+    r = v.op("impact", symbol="app/store.py:Store.save", depth=2)
+    assert {c["key"] for c in r["callers"]} == {"py:function:app/direct.py:direct", "py:function:app/direct.py:resolve_me"}
+    assert r["completeness"] == "lower_bound" and r["unresolvedInScope"] == 1
+    # and a function whose callers are all bound is complete at every depth
+    done = v.op("impact", symbol="py:function:app/direct.py:direct", depth=3)
+    assert done["completeness"] == "complete" and done["total"] == 1
+
+
+def test_cli_shows_provenance_sites_and_the_floor(v: Q) -> None:
+    cli = v.daemon.cli
+    r = cli("-C", str(v.repo), "impact", "app/store.py:Store.archive")
+    assert r.returncode == 0, r.stderr
+    assert "name-only" in r.stdout and "jobs.py:sweep" in r.stdout
+    r = cli("-C", str(v.repo), "impact", "app/store.py:Store.get")
+    assert r.returncode == 0, r.stderr
+    assert "lower bound: 1 unresolved" in r.stdout and "app/jobs.py:6" in r.stdout
+    r = cli("-C", str(v.repo), "impact", "app/store.py:Store.archive", "--min-confidence", "0.9")
+    assert r.returncode == 0, r.stderr
+    assert "0 callers" in r.stdout and "under the confidence floor" in r.stdout
+    r = cli("-C", str(v.repo), "context", "app/store.py:Store.archive", "--min-confidence", "0.9")
+    assert r.returncode == 0 and "sweep" not in r.stdout
+    r = cli("-C", str(v.repo), "context", "app/store.py:Store.archive")
+    assert r.returncode == 0 and "sweep" in r.stdout
