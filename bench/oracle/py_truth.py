@@ -15,6 +15,7 @@ import io
 import json
 import os
 import sys
+import sysconfig
 import time
 import tokenize
 from pathlib import Path
@@ -62,6 +63,7 @@ class FileScan(ast.NodeVisitor):
         self.stack: list[str] = []  # qualified names of the enclosing definitions
         self.where: list[list[Any]] = []  # [file, line, name] of the enclosing definitions
         self.classes: list[bool] = []  # per enclosing definition: is it a class
+        self.aliases: list[tuple[int, str]] = []  # (line, name) of `name = other` assignments
 
     def caller(self) -> list[Any]:
         return self.where[-1] if self.where else [self.rel, 0, MODULE]
@@ -132,6 +134,13 @@ class FileScan(ast.NodeVisitor):
             return  # f()(), x[0](), (a or b)(): no name token to ask about
         self.calls.append({"caller": self.caller(), "name": name, "line": line, "col": col, "decorator": decorator})
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """`ib = attr = attrib`, `mutable = define`: a name bound to another name is an alias of it."""
+        if isinstance(node.value, (ast.Name, ast.Attribute)) and all(isinstance(t, ast.Name) for t in node.targets):
+            for t in node.targets:
+                self.aliases.append((t.lineno, t.id))  # type: ignore[attr-defined]
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         self._site(node.func)
         self.generic_visit(node)
@@ -195,12 +204,12 @@ _STATE: Any = None  # (root, sys_path, defs, scans, names): set before the worke
 
 def resolve_files(work: list[str]) -> dict[str, Any]:
     """jedi on the call sites and import statements of these files (one process: jedi caches per process)."""
-    root, sys_path, defs, scans, names = _STATE
-    project = jedi.Project(root, added_sys_path=sys_path, smart_sys_path=False, load_unsafe_extensions=False)
+    root, sys_path, defs, scans, names, aliases_at = _STATE
+    project = jedi.Project(root, sys_path=sys_path, smart_sys_path=False, load_unsafe_extensions=False)
     by_line = {(rel, d["line"], d["name"]): d for rel, ds in defs.items() for d in ds}
     calls: list[dict[str, Any]] = []
     imports: list[dict[str, Any]] = []
-    counts = {"unresolved": 0, "outside_repository": 0, "in_repository": 0, "not_asked": 0}
+    counts = {"unresolved": 0, "outside_repository": 0, "in_repository": 0, "not_asked": 0, "through_alias": 0}
     for rel in work:
         source, scan, imps, aliases = scans[rel]
         script = jedi.Script(source, path=str(root / rel), project=project)
@@ -215,7 +224,17 @@ def resolve_files(work: list[str]) -> dict[str, Any]:
             except Exception:  # a jedi failure on odd code: the site stays unresolved
                 found = []
             targets: set[tuple[str, int, str]] = set()
+            followed = []
             for n in found:
+                # goto stops at an alias assignment (`ib = attrib`); the alias is followed to what it names
+                if n.type == "statement" and n.module_path is not None and (_rel(root, n.module_path), n.line, n.name) in aliases_at:
+                    try:
+                        followed += [m for m in n.infer() if m.type in ("function", "class")]
+                    except Exception:
+                        pass
+            if followed:
+                counts["through_alias"] += 1
+            for n in [*found, *followed]:
                 if n.type not in ("function", "class") or n.module_path is None or n.line is None:
                     continue
                 trel = _rel(root, n.module_path)
@@ -293,9 +312,12 @@ def main() -> int:
     out_path = Path(sys.argv[2])
     jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     t0 = time.monotonic()
-    sys_path = [str(root)]
-    if (root / "src").is_dir():
-        sys_path.insert(0, str(root / "src"))
+    # The project first, then the standard library only: no site-packages, so an installed copy of the project
+    # (or of anything else) never stands in for its source, and third-party calls resolve to nothing.
+    sys_path = [str(root / "src")] if (root / "src").is_dir() else []
+    sys_path.append(str(root))
+    stdlib = sysconfig.get_paths()
+    sys_path += [stdlib["stdlib"], stdlib["platstdlib"], os.path.join(stdlib["platstdlib"], "lib-dynload")]
     defs: dict[str, list[dict[str, Any]]] = {}
     scans: dict[str, tuple[str, FileScan, list[dict[str, Any]], set[str]]] = {}
     skipped: dict[str, str] = {}
@@ -311,7 +333,9 @@ def main() -> int:
         defs[rel] = scan.defs
         scans[rel] = (source, scan, import_sites(source, tree), import_aliases(tree))
     names = {d["name"] for ds in defs.values() for d in ds}
-    _STATE = (root, sys_path, defs, scans, names)
+    aliases_at = {(rel, line, name) for rel, sc in scans.items() for line, name in sc[1].aliases}
+    names |= {name for _, _, name in aliases_at}
+    _STATE = (root, sys_path, defs, scans, names, aliases_at)
     work = sorted(scans, key=lambda r: -len(scans[r][1].calls))  # big files first, dealt round-robin
     jobs = max(1, min(jobs, len(work)))
     if jobs == 1:
