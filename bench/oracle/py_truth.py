@@ -64,6 +64,7 @@ class FileScan(ast.NodeVisitor):
         self.where: list[list[Any]] = []  # [file, line, name] of the enclosing definitions
         self.classes: list[bool] = []  # per enclosing definition: is it a class
         self.aliases: list[tuple[int, str]] = []  # (line, name) of `name = other` assignments
+        self.params: list[set[str]] = []  # per enclosing definition: its parameter names
 
     def caller(self) -> list[Any]:
         return self.where[-1] if self.where else [self.rel, 0, MODULE]
@@ -108,10 +109,13 @@ class FileScan(ast.NodeVisitor):
         self.classes.append(isinstance(node, ast.ClassDef))
         self.stack.append(qname)
         self.where.append([self.rel, node.lineno, node.name])
+        a = None if isinstance(node, ast.ClassDef) else node.args
+        self.params.append(set() if a is None else {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x})
         for stmt in node.body:
             self.visit(stmt)
         self.stack.pop()
         self.where.pop()
+        self.params.pop()
         self.classes.pop()
 
     def _in_class(self) -> bool:
@@ -132,7 +136,9 @@ class FileScan(ast.NodeVisitor):
             col = (func.end_col_offset or 0) - len(name)
         else:
             return  # f()(), x[0](), (a or b)(): no name token to ask about
-        self.calls.append({"caller": self.caller(), "name": name, "line": line, "col": col, "decorator": decorator})
+        param = isinstance(func, ast.Name) and any(name in ps for ps in self.params)
+        self.calls.append({"caller": self.caller(), "name": name, "line": line, "col": col, "decorator": decorator,
+                           "param": param})  # fmt: skip
 
     def visit_Assign(self, node: ast.Assign) -> None:
         """`ib = attr = attrib`, `mutable = define`: a name bound to another name is an alias of it."""
@@ -209,14 +215,14 @@ def resolve_files(work: list[str]) -> dict[str, Any]:
     by_line = {(rel, d["line"], d["name"]): d for rel, ds in defs.items() for d in ds}
     calls: list[dict[str, Any]] = []
     imports: list[dict[str, Any]] = []
-    counts = {"unresolved": 0, "outside_repository": 0, "in_repository": 0, "not_asked": 0, "through_alias": 0}
+    counts = {"unresolved": 0, "outside_repository": 0, "in_repository": 0, "not_asked": 0}
     for rel in work:
         source, scan, imps, aliases = scans[rel]
         script = jedi.Script(source, path=str(root / rel), project=project)
         for site in scan.calls:
-            if site["name"] not in names and site["name"] not in aliases:
-                # No repository definition has this name and no import renames one to it, so goto cannot land
-                # on a repository function or class (len, print, x.append, ...): not asked.
+            if site["name"] not in names and site["name"] not in aliases and not site["param"]:
+                # No repository definition has this name, no import renames one to it and it is no parameter, so
+                # goto cannot land on a repository function or class (len, print, x.append, ...): not asked.
                 counts["not_asked"] += 1
                 continue
             try:
@@ -224,19 +230,7 @@ def resolve_files(work: list[str]) -> dict[str, Any]:
             except Exception:  # a jedi failure on odd code: the site stays unresolved
                 found = []
             targets: set[tuple[str, int, str]] = set()
-            followed = []
-            for n in found:
-                # goto stops at an alias assignment (`ib = attrib`); the alias is followed to what it names
-                if n.type == "statement" and n.module_path is not None and (_rel(root, n.module_path), n.line, n.name) in aliases_at:
-                    try:
-                        followed += [m for m in n.infer() if m.type in ("function", "class")]
-                    except Exception:
-                        pass
-            if followed:
-                counts["through_alias"] += 1
-            for n in [*found, *followed]:
-                if n.type not in ("function", "class") or n.module_path is None or n.line is None:
-                    continue
+            for n in _follow(root, found, aliases_at, counts, lambda k: k in by_line):
                 trel = _rel(root, n.module_path)
                 d = by_line.get((trel, n.line, n.name)) if trel else None
                 if d is None:
@@ -259,6 +253,42 @@ def resolve_files(work: list[str]) -> dict[str, Any]:
             for dst in _import_targets(root, rel, script, imp):
                 imports.append({"file": rel, "line": imp["line"], "dst": dst})
     return {"calls": calls, "imports": imports, "counts": counts}
+
+
+def _follow(root: Path, found: list[Any], aliases_at: set[tuple[str, int, str]], counts: dict[str, int],
+            is_def: Any) -> list[Any]:
+    """The functions and classes jedi's goto answers stand for, where goto stops short of them:
+    * a function or class answer that is no definition of the project's files, because goto stopped at a name
+      re-exported by an import (`from ._config import set_run_validators` in a package's `__init__.py`), is
+      followed with goto again, up to three times;
+    * an alias assignment (`ib = attr = attrib`) is followed to what jedi infers for it;
+    * a parameter is followed to the classes jedi infers for it (`cls(...)` in a classmethod, `t: type[X]`).
+    """
+    out: list[Any] = []
+    todo = [(n, 0) for n in found]
+    while todo:
+        n, hops = todo.pop()
+        if n.module_path is None or n.line is None:
+            continue
+        trel = _rel(root, n.module_path)
+        try:
+            if n.type in ("function", "class"):
+                if trel is not None and hops < 3 and not is_def((trel, n.line, n.name)):
+                    todo += [(m, hops + 1) for m in n.goto(follow_imports=True) if (m.module_path, m.line) != (n.module_path, n.line)]
+                    counts["through_reexport"] = counts.get("through_reexport", 0) + 1
+                else:
+                    out.append(n)
+            elif n.type == "statement" and trel is not None and (trel, n.line, n.name) in aliases_at:
+                counts["through_alias"] = counts.get("through_alias", 0) + 1
+                out += [m for m in n.infer() if m.type in ("function", "class")]
+            elif n.type == "param":
+                hit = [m for m in n.infer() if m.type == "class" and m.module_path is not None]
+                if hit:
+                    counts["through_param"] = counts.get("through_param", 0) + 1
+                out += hit
+        except Exception:  # a jedi failure while following: what was found so far stands
+            pass
+    return out
 
 
 def _rel(root: Path, path: Any) -> str | None:
@@ -347,7 +377,7 @@ def main() -> int:
             parts = pool.map(resolve_files, [work[i::jobs] for i in range(jobs)])
     calls = sorted((c for p in parts for c in p["calls"]), key=lambda c: (c["file"], c["line"], c["col"], c["callee"]))
     imports = sorted((i for p in parts for i in p["imports"]), key=lambda i: (i["file"], i["line"], i["dst"]))
-    sites = {k: sum(p["counts"][k] for p in parts) for k in parts[0]["counts"]}
+    sites = {k: sum(p["counts"].get(k, 0) for p in parts) for k in sorted({k for p in parts for k in p["counts"]})}
     sites["total"] = sum(len(s[1].calls) for s in scans.values())
     result = {
         "tool": {"name": "jedi", "version": jedi.__version__},
