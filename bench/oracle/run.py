@@ -71,7 +71,7 @@ def fetch_project(p: dict[str, Any], cache: Path) -> Path:
         archive = next(x for x in dl.iterdir() if x.name.lower().startswith((stem.lower(), f"{p['name']}-{p['version']}")))
         with tarfile.open(archive) as tar:
             top = tar.getnames()[0].split("/")[0]
-            tar.extractall(dest.parent / ".unpack", filter="data")
+            _extract(tar, dest.parent / ".unpack")
         shutil.rmtree(dest)
         (dest.parent / ".unpack" / top).rename(dest)
         shutil.rmtree(dest.parent / ".unpack", ignore_errors=True)
@@ -82,9 +82,19 @@ def fetch_project(p: dict[str, Any], cache: Path) -> Path:
             members = [m for m in tar.getmembers() if m.name == "package/package.json" or m.name.startswith("package/src/")]
             for m in members:
                 m.name = m.name[len("package/"):]
-            tar.extractall(dest, members=members, filter="data")
+            _extract(tar, dest, members)
     (dest / ".complete").write_text("")
     return dest
+
+
+def _extract(tar: tarfile.TarFile, dest: Path, members: list[tarfile.TarInfo] | None = None) -> None:
+    if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: refuse links and paths out of dest
+        tar.extractall(dest, members=members, filter="data")
+    else:
+        for m in members or tar.getmembers():
+            if m.name.startswith(("/", "..")) or ".." in m.name.split("/") or m.issym() or m.islnk():
+                raise RuntimeError(f"unsafe path in archive: {m.name}")
+        tar.extractall(dest, members=members)  # noqa: S202 (checked above)
 
 
 def ensure_tools(cache: Path, languages: set[str]) -> dict[str, Path]:
