@@ -522,9 +522,10 @@ def main() -> int:
             res["ask_s"] = round(time.monotonic() - t0, 1)
             results[p["language"]].append(res)
     summary: dict[str, Any] = {}
+    name = "oracle_only" if opts.only else "oracle"  # a subset never overwrites the full run's results
     for lang, projects in sorted(results.items()):
         summary[lang] = summarize(projects)
-        write_result(f"oracle_{lang}", {"projects": projects})
+        write_result(f"{name}_{lang}", {"projects": projects})
         print()
         print(table(lang, summary[lang], projects))
     out = {
@@ -542,7 +543,7 @@ def main() -> int:
     }
     print()
     print(combined_table(summary))
-    path = write_result("oracle", out)
+    path = write_result(name, out)
     print(f"\n-> {path} (total {out['timings']['total_s']} s)")
     return 0
 
