@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +68,12 @@ def merge_of(root: Path, sha: str, first_parent: list[str], pos: dict[str, int])
     lo, hi = 0, len(first_parent) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        contains = subprocess.run(["git", "merge-base", "--is-ancestor", full, first_parent[mid]], cwd=root).returncode == 0
+        contains = (
+            subprocess.run(
+                ["git", "merge-base", "--is-ancestor", full, first_parent[mid]], cwd=root
+            ).returncode
+            == 0
+        )
         if contains:
             lo = mid
         else:
@@ -121,7 +125,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_row(row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]]) -> dict[str, Any]:
+def run_row(
+    row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]]
+) -> dict[str, Any]:
     from nexus_client import connect
 
     per_q: list[dict[str, Any]] = []
@@ -149,7 +155,9 @@ def run_row(row: str, specs: dict[str, Any], roots: dict[str, Path], questions: 
                 "top": [_label(x) for x in results[:5]],
             })  # fmt: skip
     out: dict[str, Any] = {"all": summarise(per_q), "ingest": ingest}
-    out["byStyle"] = {s: summarise([p for p in per_q if p["style"] == s]) for s in ("close", "paraphrase", "doc")}
+    out["byStyle"] = {
+        s: summarise([p for p in per_q if p["style"] == s]) for s in ("close", "paraphrase", "doc")
+    }
     out["byRepo"] = {n: summarise([p for p in per_q if p["repo"] == n]) for n in roots}
     lat = sorted(latencies)
     out["queryP50Ms"] = round(lat[len(lat) // 2] * 1000, 1) if lat else None
@@ -181,7 +189,10 @@ def main() -> None:
     questions = [q for q in spec["questions"] if q["repo"] in roots]
     for name, root in roots.items():
         expand_answers(root, [q for q in questions if q["repo"] == name])
-    result: dict[str, Any] = {"repositories": {n: spec["repositories"][n] for n in names}, "questions": len(questions)}
+    result: dict[str, Any] = {
+        "repositories": {n: spec["repositories"][n] for n in names},
+        "questions": len(questions),
+    }
     for row in opts.rows.split(","):
         result[row] = run_row(row, spec["repositories"], roots, questions)
         s = result[row]
@@ -190,7 +201,9 @@ def main() -> None:
             print(f"   {style}: {json.dumps(v)}")
         for repo, v in s["byRepo"].items():
             print(f"   {repo}: {json.dumps(v)}")
-        print(f"   ingest: {json.dumps({k: v['seconds'] for k, v in s['ingest'].items()})}  query p50 {s['queryP50Ms']} ms")
+        print(
+            f"   ingest: {json.dumps({k: v['seconds'] for k, v in s['ingest'].items()})}  query p50 {s['queryP50Ms']} ms"
+        )
     path = write_result(opts.out, result)
     print(f"wrote {path}")
 
