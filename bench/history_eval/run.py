@@ -126,15 +126,35 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_row(
-    row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]]
+    row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]], home: str = ""
 ) -> dict[str, Any]:
+    import shutil
+
     from nexus_client import connect
 
     per_q: list[dict[str, Any]] = []
     ingest: dict[str, Any] = {}
     latencies: list[float] = []
-    with BenchDaemon() as daemon, connect(daemon.dirs) as client:
-        for name, root in roots.items():
+    daemon = BenchDaemon()
+    marker = None
+    if home:  # reuse an ingested NEXUS_HOME across runs (ranking work: restart the daemon, skip the ingest)
+        from nexusd import paths
+
+        shutil.rmtree(daemon.home, ignore_errors=True)
+        daemon.home = Path(home) / row
+        daemon.home.mkdir(parents=True, exist_ok=True)
+        daemon.env["NEXUS_HOME"] = str(daemon.home)
+        daemon.dirs = paths.dirs({"NEXUS_HOME": str(daemon.home)})
+        marker = daemon.home / "ingested.json"
+    daemon.start()
+    try:
+        client_cm = connect(daemon.dirs)
+        client = client_cm.__enter__()
+        roots_to_ingest = roots
+        if marker is not None and marker.exists():
+            ingest = json.loads(marker.read_text())
+            roots_to_ingest = {}
+        for name, root in roots_to_ingest.items():
             client.request("index", {"repo": str(root)}, timeout=1800)
             args: dict[str, Any] = {"repo": str(root)}
             if row == "whole":
@@ -143,6 +163,8 @@ def run_row(
             synced = client.request("history.sync", args, timeout=1800)
             ingest[name] = {"seconds": round(time.perf_counter() - t0, 2), "counts": synced["counts"],
                             "git": {k: v for k, v in synced.get("git", {}).items() if isinstance(v, (int, str, bool))}}  # fmt: skip
+        if marker is not None and roots_to_ingest:
+            marker.write_text(json.dumps(ingest))
         for q in questions:
             t0 = time.perf_counter()
             r = client.request("query", {"repo": str(roots[q["repo"]]), "text": q["q"]})
@@ -154,6 +176,11 @@ def run_row(
                 "tokens": int(r["cut"].get("tokensUsed", sum(x.get("tokens", 0) for x in results))),
                 "top": [_label(x) for x in results[:5]],
             })  # fmt: skip
+        client_cm.__exit__(None, None, None)
+    finally:
+        daemon.stop()
+        if marker is None:
+            shutil.rmtree(daemon.home, ignore_errors=True)
     out: dict[str, Any] = {"all": summarise(per_q), "ingest": ingest}
     out["byStyle"] = {
         s: summarise([p for p in per_q if p["style"] == s]) for s in ("close", "paraphrase", "doc")
@@ -181,6 +208,7 @@ def main() -> None:
     parser.add_argument("--mirror", default=os.environ.get("NEXUS_BENCH_MIRROR", ""))
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/nexus-bench/history_eval"))
     parser.add_argument("--out", default="history_eval")
+    parser.add_argument("--home", default="", help="keep and reuse the ingested daemon homes under this dir")
     opts = parser.parse_args()
     spec = json.loads((HERE / "questions.json").read_text())
     names = [n for n in spec["repositories"] if not opts.only or n in opts.only.split(",")]
@@ -194,7 +222,7 @@ def main() -> None:
         "questions": len(questions),
     }
     for row in opts.rows.split(","):
-        result[row] = run_row(row, spec["repositories"], roots, questions)
+        result[row] = run_row(row, spec["repositories"], roots, questions, opts.home)
         s = result[row]
         print(f"{row}: {json.dumps(s['all'])}")
         for style, v in s["byStyle"].items():

@@ -47,6 +47,7 @@ from nexusd.history.facts import (
     ShellCommandFacts,
 )
 from nexusd.history.redact import DenyList, redact
+from nexusd.retrieve import index as retrieve_index
 from nexusd.textsplit import split_identifier
 
 if TYPE_CHECKING:
@@ -236,6 +237,7 @@ def insert_history(conn: Conn, table: str, cols: Sequence[str], rows: list[dict[
     count = insert_nodes(conn, table, cols, rows)
     docs = [search_document(TABLE_KIND[table], r) for r in rows if r["id"] in fresh_ids]
     insert_nodes(conn, "HistoryText", SEARCH_DOC_COLS, docs)
+    retrieve_index.touch_rows(conn, docs)
     return count
 
 
@@ -260,6 +262,7 @@ def delete_nodes(conn: Conn, table: str, ids: Iterable[str]) -> int:
         from nexusd.history.rank import forget_docs
 
         forget_docs(conn, id_list)  # before the delete: a recall reading meanwhile does not cache them again
+        retrieve_index.touch(conn)
     for part in chunks(id_list, 500):
         for name in (table, *extra):
             conn.execute(f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n", {"ids": list(part)})
@@ -693,6 +696,7 @@ def delete_repo_history(conn: Conn, repo_id: str) -> None:
     from nexusd.history.rank import forget_repo_docs
 
     forget_repo_docs(conn, repo_id)
+    retrieve_index.touch(conn, repo_id)
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 
