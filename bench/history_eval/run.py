@@ -11,8 +11,10 @@ or a doc section of a listed path whose lines overlap the listed span. Per quest
 answering result among what `query` returns with its default limit and budget (what a user gets); R@1, R@5,
 MRR@10, tokens (the packed results' token estimate), overall, per question style and per repository.
 
-Two rows: `default` (a first `history.sync` with the default commit window) and `whole` (the whole history
-ingested: `limit` 100000). Each row runs in a fresh daemon.
+Two rows: `default` (a first `history.sync` with the defaults: every commit's message, diffs for the latest
+200 non-merge commits) and `whole` (every commit with its diff: `limit` and `patches` 100000). Each row runs
+in a fresh daemon. (Before the patch window existed, the default read the latest 200 commits, merges
+included, with diffs, and nothing older: the `history_eval_baseline*.json` rows.)
 
 Repositories are cloned once into a cache dir (`--cache`, default ~/.cache/nexus-bench/history_eval) from
 `--mirror DIR` (DIR/<owner>+<name>/repo, a bare git dir) when given, else from GitHub, then detached at the
@@ -157,11 +159,21 @@ def run_row(
         for name, root in roots_to_ingest.items():
             client.request("index", {"repo": str(root)}, timeout=1800)
             args: dict[str, Any] = {"repo": str(root)}
-            if row == "whole":
+            if row == "whole":  # every commit with its diff
                 args["limit"] = WHOLE_LIMIT
+                args["patches"] = WHOLE_LIMIT
             t0 = time.perf_counter()
             synced = client.request("history.sync", args, timeout=1800)
-            ingest[name] = {"seconds": round(time.perf_counter() - t0, 2), "counts": synced["counts"],
+            seconds = time.perf_counter() - t0
+            t1 = time.perf_counter()  # what git itself takes to print the same commits
+            if row == "whole":
+                git(root, "log", "-p", "--unified=0", "-M", "--no-color", "HEAD")
+            else:
+                git(root, "log", "--no-color", "HEAD")
+                git(root, "log", "-p", "--unified=0", "-M", "--no-color", "--no-merges", "--max-count=200", "HEAD")
+            git_s = time.perf_counter() - t1
+            ingest[name] = {"seconds": round(seconds, 2), "gitLogSeconds": round(git_s, 2),
+                            "ratio": round(seconds / max(git_s, 1e-6), 1), "counts": synced["counts"],
                             "git": {k: v for k, v in synced.get("git", {}).items() if isinstance(v, (int, str, bool))}}  # fmt: skip
         if marker is not None and roots_to_ingest:
             marker.write_text(json.dumps(ingest))

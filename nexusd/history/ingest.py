@@ -7,8 +7,9 @@ module turns them into rows and writes them on the writer's connection, one tran
 - anything matching the user's deny-list (`nexus forget VALUE`) is dropped before it is stored;
 - rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (FIELD-NOTES.md).
 
-Git: the first sync reads the latest `limit` commits (default 200, `NEXUS_HISTORY_COMMITS`), later ones only
-`cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored
+Git: the first sync reads the latest `limit` commits (default the whole history, `NEXUS_HISTORY_COMMITS`) as
+messages, and the latest `patches` non-merge commits (default 200, `NEXUS_HISTORY_PATCHES`; merges do not
+count) with their diffs; later syncs read only `cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored
 (a code-layer rebuild drops history, and then the next sync starts over). When the cursor is no longer an
 ancestor of HEAD (rebase, reset), stored commits that HEAD cannot reach are pruned.
 
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COMMIT_LIMIT = 200
+DEFAULT_COMMIT_LIMIT = 100_000  # the whole history: messages are cheap
+DEFAULT_PATCH_COMMITS = 200  # the latest non-merge commits whose diffs are read
 CHUNK_ROWS = 1000
 CHANGE_SEARCH_CHARS = 2000  # how much of a patch is searchable (the stored patch is bounded by git.py)
 DOC_SUFFIXES = {".md": "md", ".markdown": "md", ".mdx": "md", ".rst": "rst"}
@@ -73,6 +75,14 @@ def commit_limit() -> int:
         return max(1, int(os.environ.get("NEXUS_HISTORY_COMMITS", DEFAULT_COMMIT_LIMIT)))
     except ValueError:
         return DEFAULT_COMMIT_LIMIT
+
+
+def patch_limit() -> int:
+    """How many of the latest non-merge commits are read with their diffs (`NEXUS_HISTORY_PATCHES`)."""
+    try:
+        return max(0, int(os.environ.get("NEXUS_HISTORY_PATCHES", DEFAULT_PATCH_COMMITS)))
+    except ValueError:
+        return DEFAULT_PATCH_COMMITS
 
 
 def transcripts_enabled() -> bool:
@@ -295,8 +305,9 @@ def stored_cursor(conn: Conn, repo_id: str) -> str | None:
     return str(cursor) if stored else None
 
 
-def plan_git(root: str, since: str | None, limit: int, deny: DenyList) -> GitPlan:
-    commits = git_source.read_commits(root, since, limit)
+def plan_git(root: str, since: str | None, limit: int, deny: DenyList, patches: int | None = None) -> GitPlan:
+    """`patches`: the latest non-merge commits read with diffs (default `patch_limit()`); older: messages."""
+    commits = git_source.read_commits(root, since, limit, patch_limit() if patches is None else patches)
     plan = GitPlan(rewritten=commits.rewritten, truncated=commits.truncated, head=commits.head, since=since)
     for c in commits:
         if deny.matches(c.message):

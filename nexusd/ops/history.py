@@ -111,13 +111,17 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
     "history.sync",
     lane="write",
     long=True,
-    description="Ingest a repository's history: new git commits (first sync: the latest N), docs, the shell "
+    description="Ingest a repository's history: new git commits (first sync: every message, diffs for the latest N "
+    "non-merge commits), docs, the shell "
     "spool, and (opt-in) assistant transcripts. Idempotent; redacted; honours the forget deny-list.",
     args=schema(
         {
             "repo": REPO_ARG,
             "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Commits on a first sync."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100000,
+                      "description": "Commits on a first sync (default: the whole history)."},
+            "patches": {"type": "integer", "minimum": 0, "maximum": 100000,
+                        "description": "Latest non-merge commits read with their diffs (default 200)."},
             "git": {"type": "boolean"},
             "docs": {"type": "boolean"},
             "shell": {"type": "boolean"},
@@ -140,7 +144,8 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         ctx.progress({"message": "reading git history"})
         since = ingest.stored_cursor(conn, repo.id)
         try:
-            plan = ingest.plan_git(repo.root, since, int(args.get("limit") or ingest.commit_limit()), deny)
+            limit = int(args.get("limit") or ingest.commit_limit())
+            plan = ingest.plan_git(repo.root, since, limit, deny, args.get("patches"))
         except ingest.git_source.GitError as exc:
             out["git"] = {"error": str(exc)}
         else:

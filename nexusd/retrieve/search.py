@@ -45,7 +45,7 @@ SHELL_CHARS = 600
 TURN_CHARS = 900
 DOC_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with its diff) is the answer
-FINISH = 24  # results whose shown text is finished (evidence, windows): more than any page shows
+FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 
 
 def _matched(doc: Doc, q: Sequence[str]) -> set[str]:
