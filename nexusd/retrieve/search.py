@@ -14,7 +14,9 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 every query word beat the fifth-best doc section, and vice versa.
     priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
                 [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
-                1.0; turns 0.9. The product lies in [0.6, 1.0]: old history ranks lower but is never absent.
+                0.9 (changelogs 0.75, a table of contents 0.5) times 1 + 0.15 * the idf share of the query
+                held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
+                ranks lower but is never absent.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
@@ -22,6 +24,7 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -45,6 +48,9 @@ SHELL_CHARS = 600
 TURN_CHARS = 900
 DOC_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with its diff) is the answer
+TOC_PRIOR = 0.5  # a table of contents names every heading and answers nothing
+HEADING_WEIGHT = 0.15  # a section whose heading path holds the query's terms: up to x1.15
+_TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 
 
@@ -182,7 +188,11 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
             text = _clip(doc.shown, TURN_CHARS)
         else:
             text = doc.shown
+            heading = str(meta.get("headingPath") or "")
             prior = CHANGELOG_PRIOR if is_changelog(str(meta.get("path") or "")) else DOC_PRIOR
+            if _TOC.search(heading.rsplit(" > ", 1)[-1]):
+                prior = TOC_PRIOR
+            prior *= 1.0 + HEADING_WEIGHT * _coverage(idf, set(q).intersection(_line_terms(heading)))
         hit = Hit(kind, doc.id, "", text, doc.parent, doc.signal, doc.at, data=meta)
         hit.bm25 = score
         hit.relevance = cov

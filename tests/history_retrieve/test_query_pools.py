@@ -93,3 +93,28 @@ def test_a_query_of_only_glue_words_answers_empty_not_an_error(
         c.request("history.sync", {"repo": str(repo)})
         r = c.request("query", {"repo": str(repo), "text": "what is it?"})
         assert r["results"] == [] and r["retrieval"]["empty"]
+
+
+README = """# Tool
+
+## Table of Contents
+- Installation
+- Reloading the candidate list
+- Preview window
+
+## Installation
+Use the package manager.
+
+## Reloading the candidate list
+Bind a key to the reload action to run the source command again.
+"""
+
+
+def test_the_section_beats_the_table_of_contents_that_names_it(daemon: DaemonProcess, new_repo: Factory) -> None:
+    repo = new_repo(files={"README.md": README})
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        docs = ask(c, repo, "reloading the candidate list", kinds=["doc"])
+        assert docs[0]["headingPath"] == "Tool > Reloading the candidate list"
+        assert [d["headingPath"] for d in docs].index("Tool > Table of Contents") > 0
