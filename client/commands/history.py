@@ -60,7 +60,8 @@ def history() -> None:
 
 @history.command("sync")
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--limit", type=int, help="Commits to read on a first sync (default 200, NEXUS_HISTORY_COMMITS).")
+@click.option("--limit", type=int, help="Commits to read on a first sync (default the whole history, NEXUS_HISTORY_COMMITS).")
+@click.option("--patches", type=int, help="Latest non-merge commits read with diffs (default 200, NEXUS_HISTORY_PATCHES).")
 @click.option("--no-git", is_flag=True, help="Skip git commits.")
 @click.option("--no-docs", is_flag=True, help="Skip Markdown/RST docs.")
 @click.option("--transcripts", is_flag=True, help="Opt in: also ingest Claude Code transcripts of this repository.")
@@ -69,13 +70,15 @@ def history() -> None:
 @json_option
 @pass_app
 def history_sync(
-    app: App, path: str | None, limit: int | None, no_git: bool, no_docs: bool, transcripts: bool,
+    app: App, path: str | None, limit: int | None, patches: int | None, no_git: bool, no_docs: bool, transcripts: bool,
     claude_dir: str | None, scrape_shell: bool,
 ) -> None:  # fmt: skip
     """Ingest new commits (first sync: the latest N; later: only new ones), docs, the shell spool."""
     args: dict[str, Any] = {"repo": str(find_repo_root(Path(path))) if path else app.repo, "user": app.user}
     if limit:
         args["limit"] = limit
+    if patches is not None:
+        args["patches"] = patches
     if no_git:
         args["git"] = False
     if no_docs:

@@ -133,8 +133,11 @@ def _head(root: Path | str) -> str | None:
     return proc.stdout.decode().strip()
 
 
-def read_commits(root: Path | str, since: str | None, limit: int = 200) -> CommitList:
-    """Read commits newest first: `since..HEAD` when `since` is an ancestor of HEAD, else the latest `limit`."""
+def read_commits(root: Path | str, since: str | None, limit: int = 200, patches: int | None = None) -> CommitList:
+    """Read commits newest first: `since..HEAD` when `since` is an ancestor of HEAD, else the latest `limit`.
+
+    `patches`: only the latest `patches` non-merge commits of the range are read with their diffs (changes);
+    older ones are read as messages only (one cheap `git log` without `-p`). None: every commit's diff."""
     result = CommitList()
     head = _head(root)
     result.head = head
@@ -149,11 +152,21 @@ def read_commits(root: Path | str, since: str | None, limit: int = 200) -> Commi
             revs = [f"{since}..{head}"]
         else:
             result.rewritten = True
-    proc = _git(
-        root, "log", f"--format={_FORMAT}", "-p", "--unified=0", "-M", "--no-color", "--no-ext-diff",
-        "--no-textconv", "--encoding=UTF-8", f"--max-count={limit + 1}", *revs, "--",
-    )  # fmt: skip
-    commits = _parse_log(proc.stdout.decode("utf-8", "replace"))
+    diff_args = ("-p", "--unified=0", "-M", "--no-ext-diff", "--no-textconv")
+    if patches is None:
+        proc = _git(root, "log", f"--format={_FORMAT}", *diff_args, "--no-color", "--encoding=UTF-8",
+                    f"--max-count={limit + 1}", *revs, "--")  # fmt: skip
+        commits = _parse_log(proc.stdout.decode("utf-8", "replace"))
+    else:
+        proc = _git(root, "log", f"--format={_FORMAT}", "--no-color", "--encoding=UTF-8", f"--max-count={limit + 1}",
+                    *revs, "--")  # fmt: skip
+        commits = _parse_log(proc.stdout.decode("utf-8", "replace"))
+        patched: dict[str, CommitFacts] = {}
+        if patches > 0:
+            diffs = _git(root, "log", f"--format={_FORMAT}", *diff_args, "--no-merges", "--no-color",
+                         "--encoding=UTF-8", f"--max-count={patches}", *revs, "--")  # fmt: skip
+            patched = {c.sha: c for c in _parse_log(diffs.stdout.decode("utf-8", "replace"))}
+        commits = [patched.get(c.sha, c) for c in commits]
     if len(commits) > limit:
         result.truncated = True
         commits = commits[:limit]

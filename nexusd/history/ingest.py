@@ -7,8 +7,9 @@ module turns them into rows and writes them on the writer's connection, one tran
 - anything matching the user's deny-list (`nexus forget VALUE`) is dropped before it is stored;
 - rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (FIELD-NOTES.md).
 
-Git: the first sync reads the latest `limit` commits (default 200, `NEXUS_HISTORY_COMMITS`), later ones only
-`cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored
+Git: the first sync reads the latest `limit` commits (default the whole history, `NEXUS_HISTORY_COMMITS`) as
+messages, and the latest `patches` non-merge commits (default 200, `NEXUS_HISTORY_PATCHES`; merges do not
+count) with their diffs; later syncs read only `cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored
 (a code-layer rebuild drops history, and then the next sync starts over). When the cursor is no longer an
 ancestor of HEAD (rebase, reset), stored commits that HEAD cannot reach are pruned.
 
@@ -47,6 +48,7 @@ from nexusd.history.facts import (
     ShellCommandFacts,
 )
 from nexusd.history.redact import DenyList, redact
+from nexusd.retrieve import index as retrieve_index
 from nexusd.textsplit import split_identifier
 
 if TYPE_CHECKING:
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COMMIT_LIMIT = 200
+DEFAULT_COMMIT_LIMIT = 100_000  # the whole history: messages are cheap
+DEFAULT_PATCH_COMMITS = 200  # the latest non-merge commits whose diffs are read
 CHUNK_ROWS = 1000
 CHANGE_SEARCH_CHARS = 2000  # how much of a patch is searchable (the stored patch is bounded by git.py)
 DOC_SUFFIXES = {".md": "md", ".markdown": "md", ".mdx": "md", ".rst": "rst"}
@@ -72,6 +75,14 @@ def commit_limit() -> int:
         return max(1, int(os.environ.get("NEXUS_HISTORY_COMMITS", DEFAULT_COMMIT_LIMIT)))
     except ValueError:
         return DEFAULT_COMMIT_LIMIT
+
+
+def patch_limit() -> int:
+    """How many of the latest non-merge commits are read with their diffs (`NEXUS_HISTORY_PATCHES`)."""
+    try:
+        return max(0, int(os.environ.get("NEXUS_HISTORY_PATCHES", DEFAULT_PATCH_COMMITS)))
+    except ValueError:
+        return DEFAULT_PATCH_COMMITS
 
 
 def transcripts_enabled() -> bool:
@@ -236,6 +247,7 @@ def insert_history(conn: Conn, table: str, cols: Sequence[str], rows: list[dict[
     count = insert_nodes(conn, table, cols, rows)
     docs = [search_document(TABLE_KIND[table], r) for r in rows if r["id"] in fresh_ids]
     insert_nodes(conn, "HistoryText", SEARCH_DOC_COLS, docs)
+    retrieve_index.touch_rows(conn, docs)
     return count
 
 
@@ -260,6 +272,7 @@ def delete_nodes(conn: Conn, table: str, ids: Iterable[str]) -> int:
         from nexusd.history.rank import forget_docs
 
         forget_docs(conn, id_list)  # before the delete: a recall reading meanwhile does not cache them again
+        retrieve_index.touch(conn)
     for part in chunks(id_list, 500):
         for name in (table, *extra):
             conn.execute(f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n", {"ids": list(part)})
@@ -292,8 +305,9 @@ def stored_cursor(conn: Conn, repo_id: str) -> str | None:
     return str(cursor) if stored else None
 
 
-def plan_git(root: str, since: str | None, limit: int, deny: DenyList) -> GitPlan:
-    commits = git_source.read_commits(root, since, limit)
+def plan_git(root: str, since: str | None, limit: int, deny: DenyList, patches: int | None = None) -> GitPlan:
+    """`patches`: the latest non-merge commits read with diffs (default `patch_limit()`); older: messages."""
+    commits = git_source.read_commits(root, since, limit, patch_limit() if patches is None else patches)
     plan = GitPlan(rewritten=commits.rewritten, truncated=commits.truncated, head=commits.head, since=since)
     for c in commits:
         if deny.matches(c.message):
@@ -706,6 +720,7 @@ def delete_repo_history(conn: Conn, repo_id: str) -> None:
     from nexusd.history.rank import forget_repo_docs
 
     forget_repo_docs(conn, repo_id)
+    retrieve_index.touch(conn, repo_id)
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 

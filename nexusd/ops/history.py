@@ -21,6 +21,9 @@ from ..history import ingest, rank, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
+from ..retrieve import index as retrieve_index
+from ..retrieve import search as retrieve_search
+from ..store import StoreError
 
 if TYPE_CHECKING:
     from ..daemon import Daemon
@@ -128,13 +131,17 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
     "history.sync",
     lane="write",
     long=True,
-    description="Ingest a repository's history: new git commits (first sync: the latest N), docs, the shell "
+    description="Ingest a repository's history: new git commits (first sync: every message, diffs for the latest N "
+    "non-merge commits), docs, the shell "
     "spool, and (opt-in) assistant transcripts. Idempotent; redacted; honours the forget deny-list.",
     args=schema(
         {
             "repo": REPO_ARG,
             "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Commits on a first sync."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100000,
+                      "description": "Commits on a first sync (default: the whole history)."},
+            "patches": {"type": "integer", "minimum": 0, "maximum": 100000,
+                        "description": "Latest non-merge commits read with their diffs (default 200)."},
             "git": {"type": "boolean"},
             "docs": {"type": "boolean"},
             "shell": {"type": "boolean"},
@@ -159,7 +166,8 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         ctx.progress({"message": "reading git history"})
         since = ingest.stored_cursor(conn, repo.id)
         try:
-            plan = ingest.plan_git(repo.root, since, int(args.get("limit") or ingest.commit_limit()), deny)
+            limit = int(args.get("limit") or ingest.commit_limit())
+            plan = ingest.plan_git(repo.root, since, limit, deny, args.get("patches"))
         except ingest.git_source.GitError as exc:
             out["git"] = {"error": str(exc)}
         else:
@@ -186,6 +194,8 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     else:
         out["transcripts"] = "off (opt in with --transcripts or NEXUS_HISTORY_TRANSCRIPTS=1)"
     out["counts"] = counts(conn, repo.id)
+    ctx.progress({"message": "indexing for query"})
+    out["indexed"] = len(retrieve_index.index_for(conn).ready(conn, repo.id).ids)  # not left to the first query
     return with_freshness(repo, out)
 
 
@@ -203,6 +213,39 @@ def shell_ingest(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- query --------------------------------------------------------------------------------------------------
+
+
+def _memory_hits(conn: Conn, text: str, repo_id: str, user: str, kinds: list[str] | None) -> list[rank.Hit]:
+    """Facts, procedures and handoffs from the memory tables' full-text indexes, ranked by BM25. A failure of
+    those indexes degrades the answer to history only instead of failing the query."""
+    wanted = [k for k in ("fact", "procedure", "handoff") if kinds is None or k in kinds]
+    if not wanted:
+        return []
+    try:
+        hits = rank.bm25_candidates(conn, text, repo_id, user, wanted)
+    except StoreError:
+        log.warning("memory full-text search failed; answering from history only", exc_info=True)
+        return []
+    hits.sort(key=lambda h: (-h.bm25, h.id))
+    return hits
+
+
+def _vector_hits(
+    conn: Conn, embedder: Any, text: str, repo_id: str, user: str, hits: list[rank.Hit]
+) -> dict[str, Any]:
+    """With an embedding endpoint configured: the nearest history nodes join as one more ranked list."""
+    try:
+        near = rank.vector_candidates(conn, embedder, text, repo_id, user)
+    except Exception as exc:  # an endpoint failure degrades to BM25, and says so
+        return {"vectors": "unavailable", "vectorError": str(exc)[:200]}
+    have = {h.id for h in hits}
+    for position, hit in enumerate(sorted(near, key=lambda h: -h.vector), 1):
+        if hit.id in have:
+            continue
+        hit.score = 0.5 / (retrieve_search.K + position) * 0.8
+        hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return {"vectors": "on"}
 
 
 @op(
@@ -238,8 +281,12 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     embedder = vectors.configured()
     per_repo: list[list[rank.Hit]] = []
     notes: dict[str, Any] = {}
+    kinds = args.get("kinds")
     for repo in repos:
-        hits, notes = rank.rank_repo(ctx.conn, text, repo.id, user, embedder=embedder, kinds=args.get("kinds"))
+        memory = _memory_hits(ctx.conn, text, repo.id, user, kinds)
+        hits, notes = retrieve_search.search(ctx.conn, text, repo.id, user, kinds=kinds, memory=memory)
+        if embedder is not None:
+            notes.update(_vector_hits(ctx.conn, embedder, text, repo.id, user, hits))
         per_repo.append(hits)
     ranked = per_repo[0] if len(per_repo) == 1 else rank.fuse_repos(per_repo)
     budget = int(args.get("budget") or rank.DEFAULT_BUDGET)
@@ -253,7 +300,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "candidates": len(ranked),
         "budget": budget,
         "cut": cut,
-        "retrieval": {"bm25": True, **notes, "rrfK": rank.RRF_K, "maxPriorFactor": rank.MAX_PRIOR_FACTOR},
+        "retrieval": {"bm25": True, "vectors": "off", **notes, "rrfK": retrieve_search.K},
     }
     if len(repos) == 1:
         return with_freshness(repos[0], out)
@@ -497,6 +544,7 @@ def _startup_task(daemon: Daemon) -> Any:
             )
         out.update(ingest_spool_now(daemon, conn))
         out["recallCache"] = rank.preload(conn)  # display rows of the history index, so recall reads ids only
+        out["historyIndex"] = retrieve_index.index_for(conn).warm(conn)  # query's index, built before the first query
         return out
 
     return task

@@ -77,7 +77,10 @@ def test_forget_deletes_and_survives_reingest(daemon: DaemonProcess, new_repo: F
             fh.write(f"N1\tbash\t1700000000\t1700000001\t1\t{repo}\tssh zebra-cluster-77\n")
         c.request("history.sync", {"repo": str(repo)})
         hits = c.request("query", {"repo": str(repo), "text": "zebra cluster"})["results"]
-        assert {h["kind"] for h in hits} >= {"commit", "change", "shell"}
+        assert {h["kind"] for h in hits} >= {"commit", "shell"}
+        assert any(h["kind"] == "commit" and h.get("evidencePath") == "a.py" for h in hits)  # its change, folded in
+        changes = c.request("query", {"repo": str(repo), "text": "zebra cluster", "kinds": ["change"]})["results"]
+        assert [h["path"] for h in changes] == ["a.py"]
         out = daemon.cli("-C", str(repo), "forget", "--value", "Zebra-Cluster-77", "--json")
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["total"] >= 3

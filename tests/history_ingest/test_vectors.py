@@ -50,7 +50,7 @@ def test_vectors_fuse_with_bm25(tmp_path: Path, new_repo: Factory) -> None:
             c.request("history.sync", {"repo": str(repo)})
             r = c.request("query", {"repo": str(repo), "text": "retry budget"})
             assert r["retrieval"]["vectors"] == "on", r["retrieval"]
-            assert r["results"][0]["text"].endswith("fix: raise the retry budget to 5")
+            assert r["results"][0]["text"].split("\n")[0].endswith("fix: raise the retry budget to 5")
         server.shutdown()
         with daemon.client() as c:  # the endpoint is gone: BM25 answers alone, and says so
             r = c.request("query", {"repo": str(repo), "text": "retry budget"})

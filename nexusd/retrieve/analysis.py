@@ -1,0 +1,103 @@
+"""Text analysis for retrieval: the same function turns a query and a stored document into index terms.
+
+    words       runs of letters/digits, with `_ - ' .` inside a word kept together for the identifier and
+                version forms below; any other character separates (so a trailing `?` or `,` never sticks
+                to a word).
+    numbers     digit runs are terms ("413", "20" in "Node 20"); a dotted version is one term and so are its
+                prefixes ("3.9.1" -> 3.9.1, 3.9), so "Python 3.9" finds "3.9.1" and "0.28.0" finds itself.
+    identifiers camelCase, PascalCase, snake_case and kebab-case words are split into their parts, and the
+                joined word is kept too (should_ignore_error -> should, ignore, error, shouldignoreerror).
+    stemming    every word term goes through the Snowball English stemmer (PyStemmer, the C build of the
+                Snowball algorithms), cached per distinct word; numbers and versions are not stemmed.
+    stopwords   English glue words of questions ("how do I", "why does", "what") are dropped; code words
+                that happen to be English (get, set, name, value, new) are kept.
+
+Kuzu's FTS extension cannot be told to do any of this (its tokenizer drops digits with the default ignore
+pattern and cannot split identifiers), which is why history retrieval runs on the in-daemon index in
+`nexusd.retrieve.index` and analyses both sides here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+import Stemmer  # PyStemmer
+
+_STEMMER = Stemmer.Stemmer("english")
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[_'\-.][A-Za-z0-9]+)*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+")
+
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being but by can could did do does
+    doing done during each few for from had has have having he her here hers him his how i if in into is it its
+    itself just me more most my myself no nor not of off on once only or other our ours out over own same she
+    should so some such than that the their them then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours s t d ll m re ve
+    instead""".split()
+)
+# "should" and "not" carry meaning in identifiers (should_ignore_error) but not in prose; identifier parts are
+# kept regardless (see _word_terms), so dropping them from prose costs nothing there.
+
+
+@lru_cache(maxsize=262_144)
+def stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+@lru_cache(maxsize=262_144)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """Terms of one word as written (case kept for camelCase splitting)."""
+    lower = word.lower()
+    if _VERSION.fullmatch(lower):
+        digits = lower.lstrip("v").split(".")
+        return tuple(".".join(digits[:n]) for n in range(len(digits), 1, -1))
+    if "." in word:  # a dotted name (module.attr, file.ext): its words
+        out: list[str] = []
+        for piece in word.split("."):
+            if piece:
+                out.extend(_word_terms(piece))
+        return tuple(out)
+    pieces = [p for p in re.split(r"[_'\-]", word) if p]
+    parts: list[str] = []
+    for piece in pieces:
+        parts.extend(_PART.findall(piece))
+    if len(parts) <= 1:
+        if lower in STOPWORDS:
+            return ()
+        return (lower if lower.isdigit() else stem(lower),)
+    out = [p.lower() if p.isdigit() else stem(p.lower()) for p in parts]
+    out.append(stem("".join(pieces).lower()))  # the joined word as a one-part word would be: stemmed
+    return tuple(out)
+
+
+@lru_cache(maxsize=262_144)
+def _raw_terms(raw: str) -> tuple[str, ...]:
+    word = raw.split("'", 1)[0].strip("-_.")  # what's -> what, don't -> don
+    return _word_terms(word) if word else ()
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of `text`, in order, with repeats (term frequency counts)."""
+    out: list[str] = []
+    for raw in _WORD.findall(text or ""):
+        out.extend(_raw_terms(raw))
+    return out
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """Term frequencies of `text` (what `Counter(terms(text))` gives, counted per distinct word first)."""
+    out: dict[str, int] = {}
+    get = out.get
+    for raw, n in Counter(_WORD.findall(text or "")).items():
+        for term in _raw_terms(raw):
+            out[term] = get(term, 0) + n
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct terms of a query, in order of first appearance."""
+    return list(dict.fromkeys(terms(text)))

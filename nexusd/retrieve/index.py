@@ -1,0 +1,293 @@
+"""The in-daemon inverted index over history (HistoryText rows): BM25 per (repository, kind) shard.
+
+One shard per kind (commit, change, doc, shell, turn) so each kind keeps its own statistics and its own
+candidate pool: a "how do I" doc section is ranked among doc sections, never behind 500 diffs.
+
+Kept in step with the graph without any hook into the store's transactions: every writer of HistoryText calls
+`touch(conn, repo_id)` (ingest.insert_history, delete_nodes, delete_repo_history), which marks the repository
+dirty and remembers the writing connection. A reader that finds its repository dirty re-syncs by difference
+(the stored ids against the indexed ones; only new rows are read and analysed), and clears the mark only when
+no write was noted meanwhile and the noted writers' transactions have ended, so a write still uncommitted
+when the reader looked is picked up by a later query. The graph is the truth; this index is rebuilt from it at
+start (the startup task) and holds nothing the graph does not.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from nexusd.retrieve.analysis import term_counts
+
+if TYPE_CHECKING:
+    from nexusd.store import Conn
+
+K1 = 1.2
+B = 0.75
+SYNC_CHUNK = 1000
+
+
+@dataclass(slots=True)
+class Doc:
+    id: str
+    kind: str
+    user: str
+    parent: str
+    signal: float
+    at: float
+    shown: str
+    meta: str
+    tf: dict[str, int]
+    length: int
+    boost: float = 1.0  # test files, lock files and huge patches count for less (see `boost_of`)
+
+
+@dataclass
+class Shard:
+    docs: dict[str, Doc] = field(default_factory=dict)
+    postings: dict[str, dict[str, int]] = field(default_factory=dict)
+    total_length: int = 0
+    # Per-term BM25 weights (boost included, idf not), computed on first use, dropped when a document with
+    # the term comes or goes, and all of them when the average length drifts by more than 5%.
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)
+    avg_snapshot: float = 0.0
+
+    def add(self, doc: Doc) -> None:
+        self.docs[doc.id] = doc
+        self.total_length += doc.length
+        for term, n in doc.tf.items():
+            self.postings.setdefault(term, {})[doc.id] = n
+            self.weights.pop(term, None)
+
+    def remove(self, node_id: str) -> None:
+        doc = self.docs.pop(node_id, None)
+        if doc is None:
+            return
+        self.total_length -= doc.length
+        for term in doc.tf:
+            self.weights.pop(term, None)
+            posting = self.postings.get(term)
+            if posting is not None:
+                posting.pop(node_id, None)
+                if not posting:
+                    del self.postings[term]
+
+    def idf(self, term: str) -> float:
+        n = len(self.postings.get(term, ()))
+        return math.log(1 + (len(self.docs) - n + 0.5) / (n + 0.5))
+
+    def term_weights(self, term: str) -> dict[str, float] | None:
+        cached = self.weights.get(term)
+        if cached is not None:
+            return cached
+        posting = self.postings.get(term)
+        if not posting:
+            return None
+        docs, avg = self.docs, self.avg_snapshot or 1.0
+        cached = {
+            d: docs[d].boost * tf * (K1 + 1) / (tf + K1 * (1 - B + B * docs[d].length / avg))
+            for d, tf in posting.items()
+        }
+        self.weights[term] = cached
+        return cached
+
+    def search(self, query: Sequence[str], top: int, user: str | None = None) -> list[tuple[Doc, float]]:
+        """The `top` documents by BM25 (with their boost), optionally only those of `user` (or of no user)."""
+        if not self.docs:
+            return []
+        avg = self.total_length / len(self.docs) or 1.0
+        if not self.avg_snapshot or abs(avg - self.avg_snapshot) > 0.05 * self.avg_snapshot:
+            self.weights.clear()
+            self.avg_snapshot = avg
+        scores: dict[str, float] = {}
+        for term in query:
+            weights = self.term_weights(term)
+            if not weights:
+                continue
+            idf = self.idf(term)
+            if not scores:
+                scores = {d: idf * w for d, w in weights.items()}
+            else:
+                get = scores.get
+                for d, w in weights.items():
+                    scores[d] = get(d, 0.0) + idf * w
+        docs = self.docs
+        if user is not None:
+            scores = {d: s for d, s in scores.items() if not docs[d].user or docs[d].user == user}
+        best = heapq.nlargest(top, scores.items(), key=itemgetter(1))
+        return [(docs[d], s) for d, s in best]
+
+
+@dataclass
+class RepoState:
+    shards: dict[str, Shard] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)  # id -> kind
+    dirty: bool = True
+    gen: int = 0
+    writers: list[weakref.ref[Any]] = field(default_factory=list)
+    newest: float = 0.0  # the newest commit time: "now" for the recency of old history
+    commit_of: dict[str, str] = field(default_factory=dict)  # parent ("commit:<sha>") -> the commit's doc id
+    sections: dict[str, tuple[str, int, str, str]] = field(
+        default_factory=dict
+    )  # doc id -> text, line, path, heading
+
+
+class HistoryIndex:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sync_lock = threading.Lock()
+        self.repos: dict[str, RepoState] = {}
+
+    def state(self, repo_id: str) -> RepoState:
+        with self.lock:
+            st = self.repos.get(repo_id)
+            if st is None:
+                st = self.repos[repo_id] = RepoState()
+            return st
+
+    def touch(self, conn: Any, repo_id: str | None) -> None:
+        with self.lock:
+            targets = [self.repos.setdefault(repo_id, RepoState())] if repo_id else list(self.repos.values())
+            for st in targets:
+                st.dirty = True
+                st.gen += 1
+                if not any(w() is conn for w in st.writers):
+                    st.writers.append(weakref.ref(conn))
+
+    def ready(self, conn: Conn, repo_id: str) -> RepoState:
+        """The repository's state, synced with the graph if a write was noted since the last sync."""
+        st = self.state(repo_id)
+        if not st.dirty:
+            return st
+        with self.sync_lock:
+            with self.lock:
+                if not st.dirty:
+                    return st
+                gen = st.gen
+                writers_done = not any(getattr(w(), "in_transaction", False) for w in st.writers)
+            self._sync(conn, repo_id, st)
+            with self.lock:
+                if writers_done and gen == st.gen:
+                    st.dirty = False
+                    st.writers.clear()
+        return st
+
+    def _sync(self, conn: Conn, repo_id: str, st: RepoState) -> None:
+        stored = {
+            r[0] for r in conn.rows("MATCH (n:HistoryText) WHERE n.repoId = $r RETURN n.id", {"r": repo_id})
+        }
+        gone = [i for i in st.ids if i not in stored]
+        new = [i for i in stored if i not in st.ids]
+        for node_id in gone:
+            kind = st.ids.pop(node_id)
+            doc = st.shards[kind].docs.get(node_id)
+            if kind == "commit" and doc is not None and st.commit_of.get(doc.parent) == node_id:
+                del st.commit_of[doc.parent]
+            st.shards[kind].remove(node_id)
+            st.sections.pop(node_id, None)
+        new_docs = False
+        cols = "n.id, n.kind, n.userId, n.searchText, n.signal, n.at, n.parent, n.shown, n.meta"
+        if len(new) > SYNC_CHUNK:  # one scan of the repository beats many `id IN [...]` lookups (no index)
+            wanted = set(new)
+            batches = [[r for r in conn.rows(f"MATCH (n:HistoryText) WHERE n.repoId = $r RETURN {cols}",
+                                             {"r": repo_id}) if r[0] in wanted]]  # fmt: skip
+        else:
+            batches = (
+                [conn.rows(f"MATCH (n:HistoryText) WHERE n.id IN $ids RETURN {cols}", {"ids": new})]
+                if new
+                else []
+            )
+        for rows in batches:
+            for node_id, kind, user, text, signal, at, parent, shown, meta in rows:
+                tf = term_counts(text or "")
+                doc = Doc(node_id, kind, user or "", parent or node_id, float(signal or 0.5), float(at or 0),
+                          shown or "", meta or "", tf, sum(tf.values()))  # fmt: skip
+                doc.boost = boost_of(doc)
+                st.shards.setdefault(kind, Shard()).add(doc)
+                st.ids[node_id] = kind
+                if kind == "commit":
+                    st.commit_of[doc.parent] = node_id
+                new_docs = new_docs or kind == "doc"
+        if new_docs:  # the sections' own text, for the window shown around the best lines
+            for node_id, text, line, path, heading in conn.rows(
+                "MATCH (d:DocSection) WHERE d.repoId = $r RETURN d.id, d.text, d.startLine, d.path, d.headingPath",
+                {"r": repo_id},
+            ):
+                if node_id in st.ids:
+                    st.sections[node_id] = (text or "", int(line or 1), path or "", heading or "")
+        commits = st.shards.get("commit")
+        st.newest = max((d.at for d in commits.docs.values()), default=0.0) if commits else 0.0
+
+    def warm(self, conn: Conn) -> int:
+        repos = [r[0] for r in conn.rows("MATCH (n:Repository) RETURN n.id")]
+        total = 0
+        for rid in repos:
+            total += len(self.ready(conn, rid).ids)
+        return total
+
+
+_LOCKFILES = ("go.sum", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock",
+              "cargo.lock", "gemfile.lock", "composer.lock", "requirements.txt")  # fmt: skip
+HUGE_PATCH_TERMS = 2000
+
+
+def is_test_path(path: str) -> bool:
+    low = path.lower()
+    name = low.rsplit("/", 1)[-1]
+    return (
+        "/test/" in f"/{low}" or "/tests/" in f"/{low}" or "/__tests__/" in f"/{low}" or "/spec/" in f"/{low}"
+        or name.startswith("test_") or "_test." in name or ".test." in name or ".spec." in name
+    )  # fmt: skip
+
+
+def boost_of(doc: Doc) -> float:
+    """How much a document's term matches count: a change to a test file 0.5, to a lock file 0.3, a huge patch
+    (more than HUGE_PATCH_TERMS terms) shrinks towards 0.5; everything else 1."""
+    if doc.kind != "change":
+        return 1.0
+    path = ""
+    if doc.meta:
+        import json
+
+        try:
+            path = str(json.loads(doc.meta).get("path") or "")
+        except ValueError:
+            path = ""
+    boost = 1.0
+    if path.lower().rsplit("/", 1)[-1] in _LOCKFILES:
+        boost = 0.3
+    elif is_test_path(path):
+        boost = 0.5
+    if doc.length > HUGE_PATCH_TERMS:
+        boost *= max(0.5, (HUGE_PATCH_TERMS / doc.length) ** 0.5)
+    return boost
+
+
+_INDEXES: weakref.WeakKeyDictionary[Any, HistoryIndex] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def index_for(conn: Any) -> HistoryIndex:
+    """The index of the database this connection belongs to (one per Store)."""
+    owner = getattr(conn, "store", conn)
+    with _LOCK:
+        idx = _INDEXES.get(owner)
+        if idx is None:
+            idx = _INDEXES[owner] = HistoryIndex()
+        return idx
+
+
+def touch(conn: Any, repo_id: str | None = None) -> None:
+    """A writer changed HistoryText of `repo_id` (None: of any repository)."""
+    index_for(conn).touch(conn, repo_id)
+
+
+def touch_rows(conn: Any, rows: Iterable[dict[str, Any]]) -> None:
+    for rid in {r.get("repoId") for r in rows}:
+        touch(conn, rid or None)

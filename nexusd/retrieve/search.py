@@ -1,0 +1,279 @@
+"""History retrieval for `query`: per-kind candidate pools, commits with their changes folded in, fusion by
+rank weighted by query coverage, bounded priors, and what is shown (the window around the best lines).
+
+    pools       one BM25 pool per kind from the in-daemon index (nexusd.retrieve.index): commit messages,
+                changes, doc sections, shell commands, transcript turns (POOL each), plus memory (facts,
+                procedures, handoffs) from the memory tables' indexes.
+    folding     a change is evidence for its commit, never a result of its own: a commit's pool score is
+                1/(K + rank of its message) + CHANGE_WEIGHT/(K + rank of its best change), and its result
+                shows the message with that change's best-matching lines. Changes to test files (x0.5), lock
+                files (x0.3) and huge patches (down to x0.5) count for less inside the change pool.
+    fusion      every pool is one ranked list; a result's relevance is 1/(K + its rank in its pool) times
+                coverage^2, where coverage is the idf share of the query's terms the result holds (message
+                and best change together for a commit). Coverage is what makes a commit message that names
+                every query word beat the fifth-best doc section, and vice versa.
+    priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
+                [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
+                0.9 (changelogs 0.75, a table of contents 0.5) times 1 + 0.15 * the idf share of the query
+                held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
+                ranks lower but is never absent.
+    shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
+                path and the window of the section around its best-matching lines, with the lines shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from nexusd.history.rank import Hit
+from nexusd.retrieve.analysis import query_terms, terms
+from nexusd.retrieve.index import Doc, RepoState, Shard, index_for
+
+if TYPE_CHECKING:
+    from nexusd.store import Conn
+
+POOL = 40
+K = 10
+CHANGE_WEIGHT = 0.5
+YEAR_S = 365 * 86400.0
+COMMIT_MESSAGE_CHARS = 700
+EVIDENCE_CHARS = 360
+DOC_WINDOW_CHARS = 1100
+SHELL_CHARS = 600
+TURN_CHARS = 900
+DOC_PRIOR = 0.9
+CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with its diff) is the answer
+TOC_PRIOR = 0.5  # a table of contents names every heading and answers nothing
+HEADING_WEIGHT = 0.15  # a section whose heading path holds the query's terms: up to x1.15
+_TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
+FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
+
+
+def _matched(doc: Doc, q: Sequence[str]) -> set[str]:
+    return {t for t in q if t in doc.tf}
+
+
+def _coverage(idf: dict[str, float], matched: set[str]) -> float:
+    """The idf share of the query's terms that `matched` holds."""
+    return sum(idf[t] for t in matched) / (sum(idf.values()) or 1.0)
+
+
+def _idf(shard: Shard, q: Sequence[str]) -> dict[str, float]:
+    return {t: shard.idf(t) for t in q}
+
+
+@lru_cache(maxsize=65_536)
+def _line_terms(line: str) -> frozenset[str]:
+    return frozenset(terms(line))
+
+
+def window(text: str, q: Sequence[str], max_chars: int) -> tuple[int, str]:
+    """The run of whole lines of `text` (at most max_chars) that holds the most query terms; returns
+    (index of its first line, the lines). Text that fits is returned whole."""
+    if len(text) <= max_chars:
+        return 0, text
+    lines = text.split("\n")
+    wanted = set(q)
+    hits = [len(wanted.intersection(_line_terms(line))) if line.strip() else 0 for line in lines]
+    sizes = [len(line) + 1 for line in lines]
+    best_start, best_end, best_score = 0, 0, -1
+    start = size = score = 0
+    for end in range(len(lines)):  # the window is lines[start : end + 1]
+        size += sizes[end]
+        score += hits[end]
+        while size > max_chars and start < end:
+            size -= sizes[start]
+            score -= hits[start]
+            start += 1
+        if score > best_score:
+            best_start, best_end, best_score = start, end, score
+    return best_start, "\n".join(lines[best_start : best_end + 1])[:max_chars]
+
+
+def is_changelog(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return (
+        name.startswith(("changelog", "changes", "history", "news", "release"))
+        or "/changelog" in path.lower()
+    )
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _meta(doc: Doc) -> dict[str, Any]:
+    try:
+        return dict(json.loads(doc.meta)) if doc.meta else {}
+    except ValueError:
+        return {}
+
+
+def _commit_prior(st: RepoState, doc: Doc) -> float:
+    age = max(0.0, (st.newest or doc.at) - doc.at) if doc.at else YEAR_S * 10
+    recency = 0.5 ** (age / YEAR_S)
+    return (0.7 + 0.3 * recency) * (0.85 + 0.15 * min(1.0, max(0.0, doc.signal)))
+
+
+def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[Hit]:
+    msgs = st.shards.get("commit")
+    changes = st.shards.get("change")
+    if msgs is None:
+        return []
+    entries: dict[str, dict[str, Any]] = {}
+    idf = _idf(msgs, q)
+    for rank, (doc, _score) in enumerate(msgs.search(q, POOL), 1):
+        entries.setdefault(doc.parent, {"msg": doc, "score": 0.0})["score"] += 1.0 / (K + rank)
+    if changes is not None:
+        seen: set[str] = set()
+        rank = 0
+        for doc, _score in changes.search(q, POOL * 3):
+            if doc.parent in seen:
+                continue  # a commit's best change only
+            seen.add(doc.parent)
+            rank += 1
+            if rank > POOL:
+                break
+            entry = entries.setdefault(doc.parent, {"score": 0.0})
+            entry["change"] = doc
+            entry["score"] += CHANGE_WEIGHT / (K + rank)
+    ranked: list[Hit] = []
+    for parent, entry in entries.items():
+        msg: Doc | None = entry.get("msg")
+        if msg is None:
+            cid = st.commit_of.get(parent)
+            msg = msgs.docs.get(cid) if cid else None
+        if msg is None:
+            continue  # a change whose commit is not stored (cannot happen through ingest)
+        matched = _matched(msg, q)
+        change: Doc | None = entry.get("change")
+        if change is not None:
+            matched |= _matched(change, q)
+        cov = _coverage(idf, matched)
+        meta = _meta(msg)
+        text = _clip(msg.shown, COMMIT_MESSAGE_CHARS)
+        data: dict[str, Any] = {**meta}
+        hit = Hit("commit", msg.id, "", text, parent, msg.signal, msg.at, data=data)
+        if change is not None:
+            evidence[msg.id] = change
+        hit.bm25 = entry["score"]
+        hit.relevance = cov
+        hit.prior = _commit_prior(st, msg)
+        ranked.append(hit)
+    ranked.sort(key=lambda h: (-h.bm25, h.id))
+    return ranked
+
+
+def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
+    shard = st.shards.get(kind)
+    if shard is None:
+        return []
+    out: list[Hit] = []
+    idf = _idf(shard, q)
+    for doc, score in shard.search(q, POOL, user=user if kind in ("shell", "turn") else None):
+        cov = _coverage(idf, _matched(doc, q))
+        meta = _meta(doc)
+        prior = 1.0
+        if kind == "shell":
+            code = meta.get("exitCode")
+            prior = 1.0 if code not in (0, None) else 0.85
+            text = _clip(doc.shown, SHELL_CHARS)
+        elif kind == "turn":
+            prior = 0.9
+            text = _clip(doc.shown, TURN_CHARS)
+        else:
+            text = doc.shown
+            heading = str(meta.get("headingPath") or "")
+            prior = CHANGELOG_PRIOR if is_changelog(str(meta.get("path") or "")) else DOC_PRIOR
+            if _TOC.search(heading.rsplit(" > ", 1)[-1]):
+                prior = TOC_PRIOR
+            prior *= 1.0 + HEADING_WEIGHT * _coverage(idf, set(q).intersection(_line_terms(heading)))
+        hit = Hit(kind, doc.id, "", text, doc.parent, doc.signal, doc.at, data=meta)
+        hit.bm25 = score
+        hit.relevance = cov
+        hit.prior = prior
+        out.append(hit)
+    return out
+
+
+def _add_evidence(hit: Hit, change: Doc, q: Sequence[str]) -> None:
+    """A commit's best change, as the lines of its patch that match the query best."""
+    cmeta = _meta(change)
+    body = change.shown.split("\n", 1)[1] if "\n" in change.shown else ""
+    _, ev = window(body, q, EVIDENCE_CHARS)
+    hit.text += f"\n  evidence: {cmeta.get('path', '?')}\n{ev}"
+    hit.data["evidencePath"] = cmeta.get("path")
+    hit.data["evidenceId"] = change.id
+
+
+def _doc_windows(st: RepoState, hits: list[Hit], q: Sequence[str]) -> None:
+    """Show each doc section's best window (the stored section can be longer than what is shown)."""
+    for hit in hits:
+        row = st.sections.get(hit.id)
+        if row is None:
+            continue
+        text, start, path, heading = row
+        offset, shown = window(text, q, DOC_WINDOW_CHARS)
+        first = start + offset
+        hit.text = f"{path}:{first} {heading}\n{shown}"
+        hit.data["line"] = first
+        hit.data["lineEnd"] = first + shown.count("\n")
+
+
+def search(
+    conn: Conn, text: str, repo_id: str, user_id: str, *, kinds: Sequence[str] | None = None,
+    memory: list[Hit] | None = None,
+) -> tuple[list[Hit], dict[str, Any]]:  # fmt: skip
+    """Ranked hits of one repository's history (and the memory hits passed in), and notes on how."""
+    t0 = time.perf_counter()
+    q = query_terms(text)
+    notes: dict[str, Any] = {"terms": q, "index": "in-daemon BM25 per kind"}
+    if not q:
+        notes["empty"] = "no searchable words in the query"
+        return [], notes
+    st = index_for(conn).ready(conn, repo_id)
+    want = (
+        set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
+    )
+    lists: list[list[Hit]] = []
+    names: list[str] = []
+    evidence: dict[str, Doc] = {}
+    if "commit" in want:
+        lists.append(_commits(st, q, evidence))
+        names.append("commit")
+    elif "change" in want:  # changes asked for on their own: the change pool, unfolded
+        lists.append(_pool(st, "change", q, user_id))
+        names.append("change")
+    for kind in ("doc", "shell", "turn"):
+        if kind in want:
+            lists.append(_pool(st, kind, q, user_id))
+            names.append(kind)
+    if memory:
+        for hit in memory:
+            matched = set(q).intersection(terms(hit.text))
+            hit.relevance = len(matched) / len(q)
+            hit.prior = 1.0
+        lists.append(memory)
+        names.append("memory")
+    hits: list[Hit] = []
+    for ranked in lists:
+        for rank, hit in enumerate(ranked, 1):
+            hit.repo_id = repo_id
+            hit.score = hit.relevance**2 / (K + rank) * hit.prior
+            hit.relevance = round(hit.relevance, 4)
+            hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    top = hits[:FINISH]
+    for hit in top:
+        change = evidence.get(hit.id) if hit.kind == "commit" else None
+        if change is not None:
+            _add_evidence(hit, change, q)
+    _doc_windows(st, [h for h in top if h.kind == "doc"], q)
+    notes["pools"] = {name: len(ranked) for name, ranked in zip(names, lists, strict=True)}
+    notes["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return hits, notes

@@ -1,0 +1,44 @@
+"""Query and documents are analysed by the same function: punctuation, numbers, versions, identifiers, stems."""
+
+from __future__ import annotations
+
+from nexusd.retrieve.analysis import query_terms, term_counts, terms
+
+
+def test_trailing_punctuation_never_sticks_to_a_word() -> None:
+    assert query_terms("why does redirect default to 303?") == query_terms("why does redirect default to 303")
+    assert "303" in query_terms("303?") and "redirect" in query_terms("(redirect),")
+
+
+def test_numbers_and_versions_are_terms() -> None:
+    assert "413" in terms("Payload Too Large (413)")
+    assert {"node", "20"} <= set(terms("Node 20"))
+    doc = set(terms("requires Python 3.9.1 or newer"))
+    assert "3.9" in doc and "3.9.1" in doc  # a version's prefixes are terms too: "3.9" finds "3.9.1"
+    assert "3.9" in query_terms("python 3.9?")
+    assert "0.28.0" in query_terms("what changed in 0.28.0")
+
+
+def test_identifiers_split_on_both_sides() -> None:
+    doc = set(terms("deprecate should_ignore_error and FuzzyMatchV2"))
+    for q in ("should ignore error", "fuzzy match", "FuzzyMatchV2", "should_ignore_error"):
+        assert set(query_terms(q)) <= doc, q
+    # the joined identifier is stemmed as the one-part word a lower-cased text holds
+    assert set(query_terms("chunkSize")) & set(terms("increase chunksize")) == {"chunksiz"}
+
+
+def test_stemming_is_the_same_on_both_sides() -> None:
+    assert set(query_terms("teardown callbacks called")) <= set(terms("call every teardown callback"))
+    assert set(query_terms("supporting")) == set(query_terms("supported")) == set(query_terms("supports"))
+
+
+def test_question_glue_is_dropped_but_code_words_stay() -> None:
+    assert query_terms("how do I get the value?") == ["get", "valu"]
+    assert query_terms("what is it?") == []
+
+
+def test_term_counts_agree_with_terms() -> None:
+    text = "Retry the retry budget; retries: 5, then 5 again (v1.2)."
+    from collections import Counter
+
+    assert term_counts(text) == dict(Counter(terms(text)))
