@@ -1,5 +1,5 @@
 """What every CLI command shares: the repository and user it speaks for, output as text or JSON, and the one
-place where typed errors become messages and exit codes (STYLE.md point 7)."""
+place where typed errors become messages and exit codes (docs/conventions.md point 3)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One connection to the daemon: DEALER socket, request ids, progress callbacks, typed errors.
 
-Clients never hang (STYLE.md point 9): LINGER 0 on the context, every wait is a poll with a deadline, and a
+Clients never hang (docs/conventions.md point 4): LINGER 0 on the context, every wait is a poll with a deadline, and a
 plain AF_UNIX connect tells "daemon not running" in well under a millisecond before zmq is involved.
 """
 

@@ -17,7 +17,7 @@ START_TIMEOUT_S = float(os.environ.get("NEXUS_START_TIMEOUT", "30"))
 
 
 def socket_alive(path: str | Path) -> bool:
-    """True when something accepts connections on the socket path (FIELD-NOTES: 0.06 ms, before any zmq)."""
+    """True when something accepts connections on the socket path (docs/field-notes.md: 0.06 ms, before any zmq)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.5)
     try:

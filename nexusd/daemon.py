@@ -1,6 +1,6 @@
 """The daemon's lifecycle and wiring: lock, directories, store, socket loop, workers, watchers.
 
-Start order matters (FIELD-NOTES.md): take the PID lock before touching the socket (a second bind on a live
+Start order matters (docs/field-notes.md, pyzmq): take the PID lock before touching the socket (a second bind on a live
 ipc path steals it), probe the database in a subprocess (a poisoned or damaged file segfaults or fails
 there, not here), then open the one `Database` of this process.
 """

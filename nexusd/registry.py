@@ -1,4 +1,4 @@
-"""The closed command registry: one handler per operation, looked up by name (STYLE.md point 5).
+"""The closed command registry: one handler per operation, looked up by name (docs/conventions.md point 2).
 
 Each operation declares its lane, which decides where it runs:
     inline   on the socket loop itself; only for answers that touch nothing (hello, ping)

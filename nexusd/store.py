@@ -1,7 +1,7 @@
 """The only module that imports Kuzu. It opens the database, owns the schema and its versions, and hands out
 connections that are safe to use from one thread each.
 
-Traps this module exists to contain (FIELD-NOTES.md):
+Traps this module exists to contain (docs/field-notes.md, Kuzu):
 - one `kuzu.Database` per process; a second one on the same path segfaults on write;
 - after an error inside BEGIN ... COMMIT later statements silently autocommit, and a connection whose BEGIN
   failed segfaults on its next execute: so a failed transaction always discards its connection;

@@ -5,7 +5,7 @@ module turns them into rows and writes them on the writer's connection, one tran
 - every write first drops ids already stored, so re-ingesting is a no-op (COPY, not MERGE: MERGE is ~7x slower
   and COPY fails on a duplicate key, so the filter is also what keeps a re-sync idempotent);
 - anything matching the user's deny-list (`nexus forget VALUE`) is dropped before it is stored;
-- rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (FIELD-NOTES.md).
+- rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (docs/field-notes.md, bulk loading).
 
 Git: the first sync reads the latest `limit` commits (default 200, `NEXUS_HISTORY_COMMITS`), later ones only
 `cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..repos import Repo
     from ..store import Conn
 
-MAX_DEPTH = 6  # FIELD-NOTES.md: interactive walks stay bounded at six hops
+MAX_DEPTH = 6  # docs/field-notes.md (lookups): interactive walks stay bounded at six hops
 SNIPPET_MAX_LINES = 400
 SNIPPET_MAX_BYTES = 32_000
 
