@@ -18,14 +18,58 @@ def register(main: click.Group) -> None:
     main.add_command(agent)
 
 
-@click.command()
-@json_option
+@click.group(invoke_without_command=True)
 @pass_app
-def mcp(app: App) -> None:
-    """Serve the NEXUS tools to an editor or agent over MCP (stdio); starts the daemon if it is down."""
+@click.pass_context
+def mcp(ctx: click.Context, app: App) -> None:
+    """Serve the NEXUS tools to an editor or agent over MCP (stdio); starts the daemon if it is down.
+
+    `nexus mcp install --client C` writes that editor's configuration instead."""
+    if ctx.invoked_subcommand is not None:
+        return
     from ..mcp_bridge import serve
 
     serve(app.dirs, cwd=app.cwd, user=app.user, autostart=app.autostart)
+
+
+@mcp.command("install")
+@click.option("--client", "client_name", required=True,
+              type=click.Choice(["claude-code", "cursor", "vscode", "opencode"]),
+              help="The editor or agent to configure.")  # fmt: skip
+@click.option("--project", is_flag=True,
+              help="Write the repository's own config file (e.g. .mcp.json) instead of the user-wide one.")
+@click.option("--print", "print_only", is_flag=True, help="Print the entry to add; write nothing.")
+@json_option
+@pass_app
+def mcp_install(app: App, client_name: str, project: bool, print_only: bool) -> None:
+    """Write (merge) an editor's MCP config so it runs this `nexus mcp`, by absolute path."""
+    from pathlib import Path
+
+    from .. import mcp_install as mi
+
+    where = Path(app.repo) if project else None
+    if print_only:
+        p = mi.plan(client_name, where)
+        if app.json:
+            app.emit({k: v for k, v in p.items() if k != "merged"})
+        else:
+            click.echo(json.dumps(p["entry"], indent=2))
+            click.echo(f"# merge into {p['file']}", err=True)
+        return
+    p = mi.install(client_name, where)
+
+    def render(r: dict) -> str:  # type: ignore[type-arg]
+        if not r["written"]:
+            return f"{r['file']} already runs {' '.join(r['command'])} (unchanged)"
+        lines = [f"wrote {r['file']}: server `nexus` runs {' '.join(r['command'])}"]
+        if r.get("backup"):
+            lines.append(f"  previous file kept as {r['backup']}")
+        if r["otherServers"]:
+            lines.append(f"  other servers kept: {', '.join(r['otherServers'])}")
+        lines.append("  restart the editor (or reload its MCP servers) to pick it up")
+        return "\n".join(lines)
+
+    app.emit({k: v for k, v in p.items() if k != "merged"}, render)
 
 
 @click.command()
