@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import getpass
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from nexusd import paths
+from nexusd import config, paths
 from nexusd.errors import NexusError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,8 +32,8 @@ class App:
     def __init__(self, directory: str | None, json_out: bool, user: str | None, autostart: bool):
         self.cwd = Path(directory).absolute() if directory else Path.cwd()
         self.json = json_out
-        self.user = user or os.environ.get("NEXUS_USER") or getpass.getuser()
-        self.autostart = autostart and os.environ.get("NEXUS_NO_AUTOSTART") != "1"
+        self.user = user or config.get("NEXUS_USER") or getpass.getuser()
+        self.autostart = autostart and not config.get("NEXUS_NO_AUTOSTART")
         self.dirs = paths.dirs()
         self._client: Any = None
 

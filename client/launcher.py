@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from nexusd import paths
+from nexusd import config, paths
 from nexusd.errors import Unavailable
 
-START_TIMEOUT_S = float(os.environ.get("NEXUS_START_TIMEOUT", "30"))
+START_TIMEOUT_S = float(config.get("NEXUS_START_TIMEOUT"))
 
 
 def socket_alive(path: str | Path) -> bool:

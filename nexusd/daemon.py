@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import __version__, paths
+from . import __version__, config, paths
 from .lock import AlreadyRunning, PidLock
 
 log = logging.getLogger("nexusd")
@@ -82,7 +82,7 @@ class Daemon:
 
     def _setup_logging(self) -> None:
         root = logging.getLogger()
-        root.setLevel(os.environ.get("NEXUS_LOG_LEVEL", "INFO").upper())
+        root.setLevel(str(config.get("NEXUS_LOG_LEVEL")).upper())
         fmt = logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s")
         handler = logging.handlers.RotatingFileHandler(self.dirs.log, maxBytes=5_000_000, backupCount=2)
         handler.setFormatter(fmt)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import config
 from .errors import BadRequest, Forbidden, NotIndexed
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> 
 
 def repo_shared() -> bool:
     """NEXUS_SHARED_REPOS=1 lets every user of this daemon read every repository's code graph."""
-    return os.environ.get("NEXUS_SHARED_REPOS") == "1"
+    return bool(config.get("NEXUS_SHARED_REPOS"))
 
 
 def with_freshness(repo: Repo, result: dict[str, Any]) -> dict[str, Any]:

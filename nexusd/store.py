@@ -22,11 +22,11 @@ from typing import Any
 
 import kuzu
 
-from . import schema
+from . import config, schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BUFFER_POOL_MB = int(os.environ.get("NEXUS_BUFFER_POOL_MB", "384"))
+DEFAULT_BUFFER_POOL_MB = int(config.get("NEXUS_BUFFER_POOL_MB"))
 DEFAULT_QUERY_TIMEOUT_MS = 30_000
 PREPARED_CACHE = 512  # prepared statements kept per connection
 COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slows down past a few thousand)

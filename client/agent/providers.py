@@ -18,6 +18,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from nexusd import config
+
 from .tools import ToolSpec, pick_arg, to_anthropic
 
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"
@@ -268,7 +270,7 @@ class ClaudeProvider:
                 "the claude provider needs the anthropic SDK: pip install 'nexusd[claude]'"
             ) from exc
         self.client = anthropic.Anthropic()
-        self.model = model or os.environ.get("NEXUS_AGENT_MODEL") or DEFAULT_CLAUDE_MODEL
+        self.model = model or config.get("NEXUS_AGENT_MODEL") or DEFAULT_CLAUDE_MODEL
         self.max_tokens = max_tokens
 
     @staticmethod

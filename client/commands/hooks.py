@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from nexusd import config
+
 from ..app import App, json_option, pass_app
 
 SHELLS = ("bash", "zsh")
@@ -32,7 +34,7 @@ def _markers(shell: str) -> tuple[str, str]:
 def rc_path(shell: str, rc: str | None) -> Path:
     if rc:
         return Path(rc).expanduser()
-    env = os.environ.get("NEXUS_SHELL_RC")
+    env = config.get("NEXUS_SHELL_RC")
     if env:
         return Path(env).expanduser()
     if shell == "zsh":

@@ -49,6 +49,8 @@ from nexusd.history.facts import (
 from nexusd.history.redact import DenyList, redact
 from nexusd.textsplit import split_identifier
 
+from .. import config
+
 if TYPE_CHECKING:
     from nexusd.repos import Repo, RepoRegistry
     from nexusd.store import Conn
@@ -69,13 +71,13 @@ HISTORY_TABLES = ("Commit", "Change", "ShellCommand", "DocSection", "Conversatio
 
 def commit_limit() -> int:
     try:
-        return max(1, int(os.environ.get("NEXUS_HISTORY_COMMITS", DEFAULT_COMMIT_LIMIT)))
+        return max(1, int(config.get("NEXUS_HISTORY_COMMITS")))
     except ValueError:
         return DEFAULT_COMMIT_LIMIT
 
 
 def transcripts_enabled() -> bool:
-    return os.environ.get("NEXUS_HISTORY_TRANSCRIPTS") == "1"
+    return bool(config.get("NEXUS_HISTORY_TRANSCRIPTS"))
 
 
 # -- searchable text ----------------------------------------------------------------------------------------
@@ -473,7 +475,7 @@ def history_user() -> str:
     """The owner of shell commands and transcripts: the daemon's user (the spool is in its state dir)."""
     import getpass
 
-    return os.environ.get("NEXUS_USER") or getpass.getuser()
+    return config.get("NEXUS_USER") or getpass.getuser()
 
 
 def attribute(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import config
 from ..errors import BadRequest, Forbidden, NotFound
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, registry, repo_id_for, require_repo, with_freshness
@@ -261,7 +262,7 @@ def watcher(daemon: Daemon) -> Watcher | None:
 
 def watch_repo(daemon: Daemon, repo: Repo) -> None:
     w = watcher(daemon)
-    if w is None or os.environ.get("NEXUS_NO_WATCH") == "1":
+    if w is None or config.get("NEXUS_NO_WATCH"):
         return
     try:
         w.watch(repo.id, repo.root)
@@ -417,7 +418,7 @@ def start(daemon: Daemon) -> None:
         reg.save()  # databases from before the sidecar existed get one now
     finally:
         conn.close()
-    if os.environ.get("NEXUS_NO_WATCH") != "1":
+    if not config.get("NEXUS_NO_WATCH"):
         daemon.services["watcher"] = Watcher(lambda rid: _flush_job(daemon, rid))
 
     def hook_job() -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import WIRE_VERSION, __version__
+from .. import WIRE_VERSION, __version__, config
 from ..errors import BadRequest
 from ..registry import Ctx, catalogue, op, schema
 
@@ -78,7 +77,7 @@ def shutdown(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {"stopping": True, "pid": ctx.daemon.pid}
 
 
-if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+if config.get("NEXUS_DEBUG_OPS"):
     # Test-only operations, registered only when the daemon is started with NEXUS_DEBUG_OPS=1.
 
     @op("debug.raise", lane="read", description="Raise inside a handler (tests the crash barrier).")

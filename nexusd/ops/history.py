@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import config
 from ..errors import BadRequest, NotFound, NotIndexed
 from ..history import ingest, rank, vectors
 from ..history.redact import DenyList
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SPOOL_INTERVAL_S = float(os.environ.get("NEXUS_SPOOL_INTERVAL", "30"))
+SPOOL_INTERVAL_S = float(config.get("NEXUS_SPOOL_INTERVAL"))
 KINDS = ["commit", "change", "shell", "doc", "turn", "fact", "procedure", "handoff"]
 SCRAPE_ARG = {
     "type": "array",

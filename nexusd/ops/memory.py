@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Any
 
+from .. import config
 from ..errors import BadRequest, NotFound
 from ..memory import attach, model
 from ..memory.service import MemoryService, export_nodes, render
@@ -50,7 +51,7 @@ def stop(daemon: Any) -> None:
 
 
 def _user(args: dict[str, Any]) -> str:
-    return str(args.get("user") or os.environ.get("NEXUS_USER") or getpass.getuser())
+    return str(args.get("user") or config.get("NEXUS_USER") or getpass.getuser())
 
 
 def _scope(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Repo]:
@@ -626,7 +627,7 @@ def _register_status() -> None:
 _register_status()
 
 
-if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+if config.get("NEXUS_DEBUG_OPS"):
 
     @op(
         "debug.register_repo",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import config
 from ..parse.facts import FileFacts
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
@@ -40,7 +41,7 @@ Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
 FACTS_CACHE_VERSION = 1
 INLINE_MAX_FILES = 8
-MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
+MAX_FILE_BYTES = int(config.get("NEXUS_MAX_FILE_BYTES"))
 
 
 @dataclass

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from .. import config
 from ..parse.facts import Diagnostic, FileFacts, content_hash
 
 log = logging.getLogger(__name__)
 
-FILE_TIMEOUT_S = float(os.environ.get("NEXUS_PARSE_TIMEOUT", "10"))
+FILE_TIMEOUT_S = float(config.get("NEXUS_PARSE_TIMEOUT"))
 BATCH = 16
 
 
