@@ -31,6 +31,7 @@ def find_repo_root(start: Path | str) -> Path:
 class App:
     def __init__(self, directory: str | None, json_out: bool, user: str | None, autostart: bool):
         self.cwd = Path(directory).absolute() if directory else Path.cwd()
+        self.explicit_dir = directory is not None  # -C was given
         self.json = json_out
         self.user = user or config.get("NEXUS_USER") or getpass.getuser()
         self.autostart = autostart and not config.get("NEXUS_NO_AUTOSTART")
@@ -88,6 +89,17 @@ def json_option(fn: F) -> F:
 pass_app = click.make_pass_decorator(App)
 
 
+def candidate_lines(candidates: list[dict[str, Any]]) -> list[str]:
+    """`key  path:12-30  method [stub] [test]`, aligned."""
+    width = max(len(str(c.get("key") or c.get("id"))) for c in candidates)
+    out = []
+    for c in candidates:
+        where = f"{c.get('path', '')}:{c.get('line', '?')}" + (f"-{c['endLine']}" if c.get("endLine") else "")
+        marks = "".join(f" [{m}]" for m in ("stub", "test") if c.get(m))
+        out.append(f"{str(c.get('key') or c.get('id')):<{width}}  {where}  {c.get('kind', '')}{marks}")
+    return out
+
+
 def fail(error: NexusError, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"ok": False, "error": error.to_wire()}, indent=2, default=str))
@@ -97,7 +109,8 @@ def fail(error: NexusError, as_json: bool) -> None:
             click.echo(f"  hint: {error.hint}", err=True)
         candidates = error.data.get("candidates") if error.data else None
         if candidates:
-            click.echo("  candidates:", err=True)
-            for c in candidates[:10]:
-                click.echo(f"    {c.get('key') or c.get('id')}", err=True)
+            total = error.data.get("total", len(candidates))
+            click.echo(f"  candidates ({total}, best first):", err=True)
+            for line in candidate_lines(candidates[:10]):
+                click.echo(f"    {line}", err=True)
     sys.exit(error.exit_code)

@@ -132,7 +132,7 @@ def validate(spec: OpSpec, args: dict[str, Any]) -> None:
         where = ".".join(str(p) for p in error.path) or "args"
         raise BadRequest(
             f"{spec.name}: {where}: {error.message}",
-            hint=f"`nexus help` or the `hello` catalogue shows the arguments of {spec.name}",
+            hint=f"`nexus help COMMAND` shows a command's options; the `hello` catalogue the arguments of {spec.name}",
         )
 
 

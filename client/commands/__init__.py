@@ -5,7 +5,7 @@ the other eight (about 20 ms of a ~100 ms process). tests/test_client.py checks 
 module registers.
 """
 
-MODULES = ("daemon", "status", "code", "query", "memory", "history", "hooks", "forget", "mcp", "config")
+MODULES = ("daemon", "status", "code", "query", "memory", "history", "hooks", "forget", "mcp", "config", "help")
 
 COMMANDS: dict[str, str] = {
     "daemon": "daemon",
@@ -36,4 +36,6 @@ COMMANDS: dict[str, str] = {
     "mcp": "mcp",
     "agent": "mcp",
     "config": "config",
+    "help": "help",
+    "completion": "help",
 }

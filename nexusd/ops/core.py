@@ -8,7 +8,9 @@ from typing import Any
 
 from .. import WIRE_VERSION, __version__, config
 from ..errors import BadRequest
-from ..registry import Ctx, catalogue, op, schema
+from ..registry import USER_ARG, Ctx, catalogue, op, schema
+
+REPO_ARG_ONLY = {"type": "string", "description": "Only the repository containing this path (default: all)."}
 
 CAPABILITIES = ["progress", "catalogue", "cursor"]
 
@@ -47,7 +49,7 @@ def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "status",
     lane="read",
     description="Daemon health and, per repository, files, symbols, edges, freshness and the last build.",
-    args=schema({"repo": {"type": "string"}, "user": {"type": "string"}}),
+    args=schema({"repo": REPO_ARG_ONLY, "user": USER_ARG}),
     tool=True,
 )
 def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:

@@ -106,8 +106,8 @@ def _scoped(ctx: Ctx, user: str, repo: Repo, result: dict[str, Any]) -> dict[str
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "title": {"type": "string", "maxLength": 1000},
-            "client": {"type": "string", "maxLength": 200},
+            "title": {"type": "string", "maxLength": 1000, "description": "What the session is about."},
+            "client": {"type": "string", "maxLength": 200, "description": "Which client opened it (e.g. claude-code)."},
             "id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Client-chosen id (idempotent)."},
         }
     ),
@@ -137,7 +137,8 @@ def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "session.end",
     lane="write",
     description="End a session (default: the latest open one), optionally with a summary.",
-    args=schema({"user": USER_ARG, "repo": REPO_ARG, "session": _SESSION, "summary": {"type": "string", "maxLength": MAX_TEXT}}),
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "session": _SESSION, "summary": {"type": "string", "maxLength": MAX_TEXT,
+                                                                                     "description": "What the session achieved."}}),
     tool=True,
 )
 def session_end(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -178,8 +179,9 @@ def session_list(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "user": USER_ARG,
             "repo": REPO_ARG,
             "session": _SESSION,
-            "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "note"]},
-            "text": _TEXT,
+            "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "note"],
+                     "description": "Who spoke (default user)."},
+            "text": {**_TEXT, "description": "The turn's text."},
             "id": {"type": "string", "minLength": 1, "maxLength": 200,
                    "description": "Client-chosen turn id; default: derived from session, role and text."},
         },
@@ -217,7 +219,7 @@ def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "text": _TEXT,
+            "text": {**_TEXT, "description": "The fact, as one self-contained sentence."},
             "about": {"type": "string", "minLength": 1, "description": "The symbol the fact is about."},
             "session": _SESSION,
             "evidence": {**_IDS, "description": "Turn ids the fact rests on."},
@@ -268,10 +270,11 @@ def _public_symbol(symbol: dict[str, Any] | None) -> dict[str, Any] | None:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "title": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What the procedure does."},
             "steps": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
-                      "minItems": 1, "maxItems": 200},
-            "files": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 1000},
+                      "minItems": 1, "maxItems": 200, "description": "The steps, in order."},
+            "files": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 1000,
+                      "description": "Files the procedure applies to (repository-relative)."},
             "session": _SESSION,
         },
         ["title", "steps"],
@@ -312,9 +315,9 @@ def _repo_relative(repo: Repo, path: str) -> str:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "done": _TEXT,
-            "open": {"type": "string", "maxLength": MAX_TEXT},
-            "next": {"type": "string", "maxLength": MAX_TEXT},
+            "done": {**_TEXT, "description": "What was done."},
+            "open": {"type": "string", "maxLength": MAX_TEXT, "description": "What is still open."},
+            "next": {"type": "string", "maxLength": MAX_TEXT, "description": "What the next session should do first."},
             "evidence": {**_IDS, "description": "Turn ids that back the handoff."},
             "session": _SESSION,
         },
@@ -345,7 +348,8 @@ def handoff_write(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     lane="write",  # reading acknowledges the handoff, which is a (journaled) write
     description="The latest handoff for this user and repository, and whether it was already acknowledged; "
     "reading acknowledges it unless `peek`.",
-    args=schema({"user": USER_ARG, "repo": REPO_ARG, "peek": {"type": "boolean"}}),
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "peek": {"type": "boolean",
+                                                                   "description": "Read without acknowledging."}}),
     tool=True,
 )
 def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -389,11 +393,12 @@ def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "query": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "What to recall, in words."},
             "budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "Token budget."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "At most this many items (default 20)."},
             "allRepos": {"type": "boolean", "description": "Search every repository where this user has memory."},
-            "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]}},
+            "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]},
+                      "description": "Only these memory types (default all)."},
         },
         ["query"],
     ),
