@@ -44,8 +44,16 @@ class Repo:
     def pending(self) -> int:
         return self.pending_fn() if self.pending_fn is not None else 0
 
+    @property
+    def missing(self) -> bool:
+        """The registered directory is gone (deleted or moved): its graph and memory are kept until the user
+        says `nexus forget ROOT` or `nexus repos move ROOT NEW`."""
+        return not os.path.isdir(self.root)
+
     def freshness(self) -> dict[str, Any]:
-        if self.indexed_at is None:
+        if self.missing:
+            state = "missing"
+        elif self.indexed_at is None:
             state = "unknown"
         elif self.pending:
             state = "stale"
@@ -139,6 +147,14 @@ class RepoRegistry:
             repo = self._repos.pop(repo_id, None)
         self.save()
         return repo
+
+    def by_root(self, root: str) -> Repo | None:
+        """The repository registered at exactly this root (after a move its id no longer derives from it)."""
+        with self._lock:
+            for repo in self._repos.values():
+                if repo.root == root:
+                    return repo
+        return None
 
     def containing(self, path: str | Path) -> Repo | None:
         """The registered repository whose root contains `path` (the deepest one when roots nest)."""

@@ -117,7 +117,7 @@ def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
 def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
     reg = registry(daemon)
     rid = repo_id_for(root)
-    repo = reg.get(rid)
+    repo = reg.by_root(root) or reg.get(rid)  # by root first: a moved repository keeps its old id
     if repo is not None:
         return repo
     name = os.path.basename(root.rstrip(os.sep)) or root
@@ -161,7 +161,7 @@ def _result(repo: Repo, report: SyncReport) -> dict[str, Any]:
 def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     root = _root_arg(args)
-    existing = registry(ctx).get(repo_id_for(root))
+    existing = registry(ctx).by_root(root) or registry(ctx).get(repo_id_for(root))
     user = args.get("user") or ""
     if existing is not None and user and existing.user_id and existing.user_id != user:
         raise Forbidden(f"{root} is registered by another user")
@@ -185,6 +185,9 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx, args)
+    if repo.missing:
+        raise NotFound(f"{repo.root} no longer exists; its graph and memory are kept",
+                       hint=f"`nexus repos move {repo.root} NEW` if it moved, `nexus forget {repo.root}` to drop it")  # fmt: skip
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
@@ -241,7 +244,59 @@ def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {"forgotten": repo.root, "id": repo.id}
 
 
+@op(
+    "repo.move",
+    lane="write",
+    long=True,
+    description="A registered repository now lives at another path: keep its id, memory, history and graph, "
+    "and re-sync it there.",
+    args=schema({"repo": {"type": "string", "description": "The registered root (it may no longer exist)."},
+                 "to": {"type": "string", "description": "The directory it lives in now."},
+                 "user": USER_ARG}, ["repo", "to"]),  # fmt: skip
+    timeout_s=3600,
+)
+def move_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    reg = registry(ctx)
+    old = os.path.realpath(args["repo"])
+    repo = reg.by_root(old) or reg.by_root(os.path.abspath(args["repo"]))
+    if repo is None:
+        raise NotFound(f"{args['repo']} is not a registered repository root", hint="`nexus repos` lists them")
+    user = args.get("user") or ""
+    if user and repo.user_id and repo.user_id != user:
+        raise Forbidden(f"{repo.root} is registered by another user")
+    new = _root_arg({"repo": args["to"]})
+    if new == repo.root:
+        raise BadRequest(f"{new} is already where the repository is registered")
+    if os.path.isdir(repo.root):
+        raise BadRequest(f"{repo.root} still exists: that is a copy, not a move",
+                         hint=f"index the copy on its own (`nexus index {new}`), or move the directory first")  # fmt: skip
+    taken = reg.containing(new)
+    if taken is not None and taken.id != repo.id:
+        raise BadRequest(f"{new} is inside the registered repository {taken.root}",
+                         hint=f"`nexus forget {taken.root}` first if that registration is stale")  # fmt: skip
+    old_root = repo.root
+    w = watcher(ctx.daemon)
+    if w is not None:
+        w.unwatch(repo.id)
+    ctx.daemon.services.get("engines", {}).pop(repo.id, None)  # it holds the old root
+    snapshots = ctx.daemon.services.get("query.snapshots")
+    if snapshots is not None:
+        snapshots.drop(repo.id)
+    name = os.path.basename(new.rstrip(os.sep)) or new
+    ctx.conn.execute("MATCH (r:Repository {id: $id}) SET r.root = $root, r.name = $name",
+                     {"id": repo.id, "root": new, "name": name})  # fmt: skip
+    repo.root, repo.name = new, name
+    reg.put(repo)  # rewrites the sidecar with the new root
+    watch_repo(ctx.daemon, repo)
+    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress)
+    return {**_result(repo, report), "movedFrom": old_root}
+
+
 def _next_action(repo: Repo) -> str:
+    if repo.missing:
+        return (f"its directory is gone: `nexus repos move {repo.root} NEW` if it moved, "
+                f"`nexus forget {repo.root}` to drop its graph (memory is kept either way)")  # fmt: skip
     build = repo.last_build or {}
     if repo.indexed_at is None:
         if build.get("outcome") == "failed":
@@ -281,6 +336,8 @@ def flush_dirty(daemon: Daemon, conn: Conn, repo: Repo, progress: Callable[[dict
         return None
     dirty, full = w.take(repo.id)
     try:
+        if repo.missing:  # the directory was deleted or moved: keep the last graph, never sync it away
+            return None
         if full:
             return run_sync(daemon, conn, repo, progress)
         if dirty:
@@ -376,7 +433,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
             {
                 "name": repo.name,
                 "root": repo.root,
-                "availability": "ready" if repo.indexed_at is not None else "not indexed",
+                "availability": "missing" if repo.missing else "ready" if repo.indexed_at is not None else "not indexed",
                 "lastBuild": {k: build.get(k) for k in ("outcome", "mode", "at", "error", "parsed", "deleted") if k in build},
                 **repo.freshness(),
                 "next": _next_action(repo),
