@@ -79,16 +79,18 @@ def mcp_install(app: App, client_name: str, project: bool, print_only: bool) -> 
               help="The model: Claude (needs ANTHROPIC_API_KEY and the `claude` extra) or the scripted stub.")
 @click.option("--model", default=None, help="Claude model name (default: the provider's default).")
 @click.option("--max-steps", default=12, show_default=True, help="Upper bound on model turns.")
+@click.option("--handoff", is_flag=True, help="Leave a handoff for the next session at the end (off by default).")
 @json_option
 @pass_app
-def agent(app: App, symbol: str, question: str | None, provider: str, model: str | None, max_steps: int) -> None:
+def agent(app: App, symbol: str, question: str | None, provider: str, model: str | None, max_steps: int,
+          handoff: bool) -> None:  # fmt: skip
     """Run the reference agent: it talks to `nexus mcp` as an outside MCP client and ends with a cited report."""
     from ..agent import AgentConfig, run_agent
     from ..agent.report import render_report
 
     config = AgentConfig(
         symbol=symbol, question=question, provider=provider, model=model, repo=app.repo,
-        max_steps=max_steps, user=app.user,
+        max_steps=max_steps, user=app.user, handoff=handoff,
     )
     outcome = run_agent(config)
     if app.json:

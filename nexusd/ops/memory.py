@@ -399,6 +399,8 @@ def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "allRepos": {"type": "boolean", "description": "Search every repository where this user has memory."},
             "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]},
                       "description": "Only these memory types (default all)."},
+            "peek": {"type": "boolean", "description": "Look without counting a use (for browsing: an answer "
+                     "that is not acted on). Default false: every item returned within the budget counts one use."},
         },
         ["query"],
     ),
@@ -454,13 +456,20 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         item["repo"] = repo.root if repo else None
         items.append(item)
         docs.append(doc)
-    # Count the uses now, under the index lock, so the counts reported are the counts after this call;
-    # the graph gets them from the writer right after (journaled like every memory write).
-    for item, (count, at) in zip(items, svc.index.bump(docs, time.time()), strict=True):
-        item["usedCount"] = count
-        item["lastUsedAt"] = at
-    if docs:
-        svc.schedule_usage_flush()
+    # What counts as a use: an item returned within the budget of a recall that is not a peek (README,
+    # "Memory"). Items cut by the limit or the budget never count. Counted now, under the index lock, so the
+    # counts reported are the counts after this call; the graph gets them from the writer right after
+    # (journaled like every memory write).
+    if args.get("peek"):
+        for item, doc in zip(items, docs, strict=True):
+            item["usedCount"] = doc.used
+            item["lastUsedAt"] = doc.last_used
+    else:
+        for item, (count, at) in zip(items, svc.index.bump(docs, time.time()), strict=True):
+            item["usedCount"] = count
+            item["lastUsedAt"] = at
+        if docs:
+            svc.schedule_usage_flush()
     result: dict[str, Any] = {
         "user": user,
         "query": args["query"],
