@@ -94,13 +94,14 @@ def _backup(path: Path) -> Path:
 
 
 def plan(client: str, project: Path | None, command: list[str] | None = None,
-         env: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
-    """What `install` would write: the file, the merged document, and whether it changes anything."""
+         env: dict[str, str] | None = None, ignore_existing: bool = False) -> dict[str, Any]:  # fmt: skip
+    """What `install` would write: the file, the merged document, and whether it changes anything.
+    `ignore_existing` (for --print) plans against an empty file when the existing one cannot be read."""
     path = config_path(client, project)
     command = command or nexus_command()
     key, server = entry(client, command, settings_env() if env is None else env)
     existing: dict[str, Any] = {}
-    if path.exists():
+    if path.exists() and not ignore_existing:
         try:
             loaded = json.loads(path.read_text() or "{}")
         except (OSError, ValueError) as exc:

@@ -49,7 +49,13 @@ def mcp_install(app: App, client_name: str, project: bool, print_only: bool) -> 
 
     where = Path(app.repo) if project else None
     if print_only:
-        p = mi.plan(client_name, where)
+        from nexusd.errors import BadRequest
+
+        try:
+            p = mi.plan(client_name, where)
+        except BadRequest as exc:  # an unreadable file: still print the entry to merge by hand
+            click.echo(f"# note: {exc.message}", err=True)
+            p = mi.plan(client_name, where, ignore_existing=True)
         if app.json:
             app.emit({k: v for k, v in p.items() if k != "merged"})
         else:
