@@ -33,9 +33,17 @@ def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
     """Start `nexusd run` in its own session and wait for its socket. Returns the pid."""
     dirs.state.mkdir(parents=True, exist_ok=True)
     start_log = dirs.state / "nexusd.start.log"
+    # cwd "/": `python -m nexusd` puts the working directory first on sys.path, so started inside a source
+    # checkout of another NEXUS version it would run that checkout's daemon (and a daemon should not pin a
+    # directory anyway). NEXUS_HOME is made absolute for the same reason.
+    env = dict(os.environ)
+    if env.get("NEXUS_HOME"):
+        env["NEXUS_HOME"] = str(Path(env["NEXUS_HOME"]).expanduser().absolute())
     with open(start_log, "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "nexusd", "run"],
+            cwd="/",
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,

@@ -4,6 +4,9 @@ settings in the unit and fails when enabling failed."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers import DaemonProcess
@@ -56,4 +59,23 @@ def test_daemon_install_fails_when_enabling_fails(tmp_path: Path) -> None:
         out = d.cli("daemon", "install")
         assert out.returncode == 1 and "not enabled" in out.stdout
     finally:
+        d.cleanup()
+
+
+def test_autostart_ignores_a_nexusd_folder_in_the_working_directory(tmp_path: Path) -> None:
+    """`python -m nexusd` would import ./nexusd first: started inside another checkout it ran that code."""
+    decoy = tmp_path / "work"
+    (decoy / "nexusd").mkdir(parents=True)
+    (decoy / "nexusd" / "__init__.py").write_text("raise SystemExit('the decoy nexusd package was imported')\n")
+    (decoy / "nexusd" / "__main__.py").write_text("raise SystemExit(42)\n")
+    nexus = Path(sys.executable).with_name("nexus")  # the console script, as a user runs it (not `python -m`)
+    d = DaemonProcess()
+    try:
+        out = subprocess.run([str(nexus), "daemon", "start", "--json"], cwd=decoy, env=d.env, capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+        assert out.returncode == 0, (out.stdout, out.stderr)
+        assert json.loads(out.stdout)["running"] is True
+        assert os.readlink(f"/proc/{json.loads(out.stdout)['pid']}/cwd") == "/"
+    finally:
+        d.cli("daemon", "stop")
         d.cleanup()
