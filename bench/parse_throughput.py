@@ -1,6 +1,6 @@
 """Extraction throughput over the Python stdlib: parse-only vs full `extract`, single process.
 
-Why: FIELD-NOTES measured parse-only 13-14 MB/s and extraction 8 MB/s; this keeps us honest about the
+Why: docs/field-notes.md records parse-only 13-14 MB/s and extraction 8 MB/s; this keeps us honest about the
 Python-side cost of extraction. Writes bench/results/parse_throughput.json and exits 0.
 """
 

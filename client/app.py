@@ -1,12 +1,11 @@
 """What every CLI command shares: the repository and user it speaks for, output as text or JSON, and the one
-place where typed errors become messages and exit codes (STYLE.md point 7)."""
+place where typed errors become messages and exit codes (docs/conventions.md point 3)."""
 
 from __future__ import annotations
 
 import functools
 import getpass
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from nexusd import paths
+from nexusd import config, paths
 from nexusd.errors import NexusError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,9 +31,10 @@ def find_repo_root(start: Path | str) -> Path:
 class App:
     def __init__(self, directory: str | None, json_out: bool, user: str | None, autostart: bool):
         self.cwd = Path(directory).absolute() if directory else Path.cwd()
+        self.explicit_dir = directory is not None  # -C was given
         self.json = json_out
-        self.user = user or os.environ.get("NEXUS_USER") or getpass.getuser()
-        self.autostart = autostart and os.environ.get("NEXUS_NO_AUTOSTART") != "1"
+        self.user = user or config.get("NEXUS_USER") or getpass.getuser()
+        self.autostart = autostart and not config.get("NEXUS_NO_AUTOSTART")
         self.dirs = paths.dirs()
         self._client: Any = None
 
@@ -89,6 +89,17 @@ def json_option(fn: F) -> F:
 pass_app = click.make_pass_decorator(App)
 
 
+def candidate_lines(candidates: list[dict[str, Any]]) -> list[str]:
+    """`key  path:12-30  method [stub] [test]`, aligned."""
+    width = max(len(str(c.get("key") or c.get("id"))) for c in candidates)
+    out = []
+    for c in candidates:
+        where = f"{c.get('path', '')}:{c.get('line', '?')}" + (f"-{c['endLine']}" if c.get("endLine") else "")
+        marks = "".join(f" [{m}]" for m in ("stub", "test") if c.get(m))
+        out.append(f"{str(c.get('key') or c.get('id')):<{width}}  {where}  {c.get('kind', '')}{marks}")
+    return out
+
+
 def fail(error: NexusError, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"ok": False, "error": error.to_wire()}, indent=2, default=str))
@@ -98,7 +109,8 @@ def fail(error: NexusError, as_json: bool) -> None:
             click.echo(f"  hint: {error.hint}", err=True)
         candidates = error.data.get("candidates") if error.data else None
         if candidates:
-            click.echo("  candidates:", err=True)
-            for c in candidates[:10]:
-                click.echo(f"    {c.get('key') or c.get('id')}", err=True)
+            total = error.data.get("total", len(candidates))
+            click.echo(f"  candidates ({total}, best first):", err=True)
+            for line in candidate_lines(candidates[:10]):
+                click.echo(f"    {line}", err=True)
     sys.exit(error.exit_code)

@@ -53,7 +53,7 @@ def main(ctx: click.Context, directory: str | None, json_out: bool, user: str | 
 
 def run() -> None:
     try:
-        main.main(standalone_mode=False)
+        main.main(prog_name="nexus", standalone_mode=False)
     except NexusError as exc:
         app = click.get_current_context(silent=True)
         fail(exc, bool(app and isinstance(app.obj, App) and app.obj.json) or "--json" in sys.argv)

@@ -1,6 +1,6 @@
 """One connection to the daemon: DEALER socket, request ids, progress callbacks, typed errors.
 
-Clients never hang (STYLE.md point 9): LINGER 0 on the context, every wait is a poll with a deadline, and a
+Clients never hang (docs/conventions.md point 4): LINGER 0 on the context, every wait is a poll with a deadline, and a
 plain AF_UNIX connect tells "daemon not running" in well under a millisecond before zmq is involved.
 """
 
@@ -31,8 +31,11 @@ class Client:
     def __init__(self, dirs: paths.Dirs | None = None, *, timeout: float = DEFAULT_TIMEOUT_S):
         self.dirs = dirs or paths.dirs()
         self.timeout = timeout
-        self._ctx = zmq.Context()
-        self._ctx.setsockopt(zmq.LINGER, 0)
+        # The process-wide context, never one per client: a Client dropped without close() leaves its context,
+        # socket and itself in one garbage cycle, and CPython clears the context's weak set of sockets before
+        # finalizers run, so the context's __del__ -> term() then waits forever for a socket nobody closes (seen
+        # as a hung test process). The shared instance is never collected; a leaked socket closes itself.
+        self._ctx: zmq.Context[Any] = zmq.Context.instance()
         self._sock: zmq.Socket | None = None
         self._prefix = f"{os.getpid()}-{id(self) & 0xFFFF:x}-"
         self.daemon_info: dict[str, Any] = {}
@@ -96,7 +99,6 @@ class Client:
 
     def close(self) -> None:
         self._close_socket()
-        self._ctx.term()
 
     def __enter__(self) -> Client:
         return self

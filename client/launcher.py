@@ -11,14 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-from nexusd import paths
+from nexusd import config, paths
 from nexusd.errors import Forbidden, Unavailable
 
-START_TIMEOUT_S = float(os.environ.get("NEXUS_START_TIMEOUT", "30"))
+START_TIMEOUT_S = float(config.get("NEXUS_START_TIMEOUT"))
 
 
 def socket_alive(path: str | Path) -> bool:
-    """True when something accepts connections on the socket path (FIELD-NOTES: 0.06 ms, before any zmq)."""
+    """True when something accepts connections on the socket path (docs/field-notes.md: 0.06 ms, before any zmq)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.5)
     try:
@@ -72,12 +72,20 @@ def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
     """Start `nexusd run` in its own session and wait for its socket. Returns the pid."""
     paths.ensure_private_dir(dirs.state)
     start_log = dirs.state / "nexusd.start.log"
+    # cwd "/": `python -m nexusd` puts the working directory first on sys.path, so started inside a source
+    # checkout of another NEXUS version it would run that checkout's daemon (and a daemon should not pin a
+    # directory anyway). NEXUS_HOME is made absolute for the same reason.
+    env = dict(os.environ)
+    if env.get("NEXUS_HOME"):
+        env["NEXUS_HOME"] = str(Path(env["NEXUS_HOME"]).expanduser().absolute())
     # The daemon's early stderr: private like everything under the home (0600, whatever the client's umask).
     fd = os.open(start_log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "nexusd", "run"],
+            cwd="/",
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from nexusd import __version__, paths
+from nexusd import __version__, config, paths
 from nexusd.errors import Internal, NexusError, Unavailable, UnknownOp
 
 from .connection import Client, connect
@@ -292,7 +292,7 @@ class Bridge:
     def __init__(self, link: DaemonLink, *, cwd: Path | None = None, user: str | None = None):
         self.link = link
         self.cwd = Path(cwd or Path.cwd())
-        self.user = user or os.environ.get("NEXUS_USER") or getpass.getuser()
+        self.user = user or config.get("NEXUS_USER") or getpass.getuser()
         self.specs: dict[str, dict[str, Any]] = {}
 
     def tools(self, refresh: bool = False) -> list[dict[str, Any]]:

@@ -1,7 +1,12 @@
-"""A progress bar on stderr fed by the daemon's progress frames ({done, total, message})."""
+"""A progress bar on stderr fed by the daemon's progress frames ({phase, done, total, message}).
+
+The daemon throttles progress frames (about 20 a second) and drops them when the pipe is full, so the frame
+that says done == total may never arrive: a phase that ended (the next phase began, or the request
+succeeded) is drawn at 100 % before its bar closes. A failed request leaves the bar where it stopped."""
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
 from typing import Any
 
@@ -13,6 +18,8 @@ class ProgressBar:
         self.label = label
         self._bar: Any = None
         self._done = 0
+        self._phase: Any = None
+        self._last_percent = 0.0
 
     def __enter__(self) -> ProgressBar:
         return self
@@ -21,16 +28,28 @@ class ProgressBar:
         total, done = data.get("total"), data.get("done")
         if not isinstance(total, int) or not isinstance(done, int) or total <= 0:
             return
-        if self._bar is None or self._bar.length != total:
-            self.__exit__(None, None, None)
-            self._bar = click.progressbar(length=total, label=self.label, file=click.get_text_stream("stderr"))  # type: ignore
+        phase = data.get("phase")
+        if self._bar is None or self._bar.length != total or phase != self._phase:
+            self.__exit__(None, None, None)  # the previous phase is over: drawn complete
+            label = f"{self.label} ({phase})" if phase else self.label
+            self._bar = click.progressbar(length=total, label=label, file=sys.stderr)  # type: ignore
             self._bar.__enter__()
             self._done = 0
+            self._phase = phase
         if done > self._done:
             self._bar.update(done - self._done)
             self._done = done
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._bar is not None:
+            if exc_type is None and self._done < self._bar.length:
+                self._bar.update(self._bar.length - self._done)
+                self._done = self._bar.length
+            self._last_percent = 100.0 * self._done / self._bar.length
             self._bar.__exit__(exc_type, exc, tb)
             self._bar = None
+
+    @property
+    def percent(self) -> float:
+        """How far the current (or last) bar got, 0-100 (for tests)."""
+        return self._last_percent

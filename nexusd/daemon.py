@@ -1,6 +1,6 @@
 """The daemon's lifecycle and wiring: lock, directories, store, socket loop, workers, watchers.
 
-Start order matters (FIELD-NOTES.md): take the PID lock before touching the socket (a second bind on a live
+Start order matters (docs/field-notes.md, pyzmq): take the PID lock before touching the socket (a second bind on a live
 ipc path steals it), probe the database in a subprocess (a poisoned or damaged file segfaults or fails
 there, not here), then open the one `Database` of this process.
 """
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import __version__, paths
+from . import __version__, config, paths
 from .lock import AlreadyRunning, PidLock
 
 log = logging.getLogger("nexusd")
@@ -100,7 +100,7 @@ class Daemon:
 
     def _setup_logging(self) -> None:
         root = logging.getLogger()
-        root.setLevel(os.environ.get("NEXUS_LOG_LEVEL", "INFO").upper())
+        root.setLevel(str(config.get("NEXUS_LOG_LEVEL")).upper())
         fmt = logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s")
         handler = logging.handlers.RotatingFileHandler(self.dirs.log, maxBytes=5_000_000, backupCount=2)
         handler.setFormatter(fmt)

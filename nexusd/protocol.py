@@ -1,4 +1,4 @@
-"""Frames on the wire: one msgpack map per frame (DESIGN.md section 2). Only this module knows msgpack.
+"""Frames on the wire: one msgpack map per frame (docs/conventions.md point 5). Only this module knows msgpack.
 
     request   {v, id, op, args}
     progress  {v, id, event: "progress", data}     zero or more

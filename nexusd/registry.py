@@ -1,4 +1,4 @@
-"""The closed command registry: one handler per operation, looked up by name (STYLE.md point 5).
+"""The closed command registry: one handler per operation, looked up by name (docs/conventions.md point 2).
 
 Each operation declares its lane, which decides where it runs:
     inline   on the socket loop itself; only for answers that touch nothing (hello, ping)
@@ -132,7 +132,7 @@ def validate(spec: OpSpec, args: dict[str, Any]) -> None:
         where = ".".join(str(p) for p in error.path) or "args"
         raise BadRequest(
             f"{spec.name}: {where}: {error.message}",
-            hint=f"`nexus help` or the `hello` catalogue shows the arguments of {spec.name}",
+            hint=f"`nexus help COMMAND` shows a command's options; the `hello` catalogue the arguments of {spec.name}",
         )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import config
 from .errors import BadRequest, Forbidden, NotIndexed
 
 if TYPE_CHECKING:
@@ -43,8 +44,16 @@ class Repo:
     def pending(self) -> int:
         return self.pending_fn() if self.pending_fn is not None else 0
 
+    @property
+    def missing(self) -> bool:
+        """The registered directory is gone (deleted or moved): its graph and memory are kept until the user
+        says `nexus forget ROOT` or `nexus repos move ROOT NEW`."""
+        return not os.path.isdir(self.root)
+
     def freshness(self) -> dict[str, Any]:
-        if self.indexed_at is None:
+        if self.missing:
+            state = "missing"
+        elif self.indexed_at is None:
             state = "unknown"
         elif self.pending:
             state = "stale"
@@ -139,6 +148,14 @@ class RepoRegistry:
         self.save()
         return repo
 
+    def by_root(self, root: str) -> Repo | None:
+        """The repository registered at exactly this root (after a move its id no longer derives from it)."""
+        with self._lock:
+            for repo in self._repos.values():
+                if repo.root == root:
+                    return repo
+        return None
+
     def containing(self, path: str | Path) -> Repo | None:
         """The registered repository whose root contains `path` (the deepest one when roots nest)."""
         if "\x00" in str(path):  # os.path.realpath raises ValueError on a NUL byte: no path holds one
@@ -200,7 +217,7 @@ def check_owner(repo: Repo, who: str | None) -> None:
 
 def repo_shared() -> bool:
     """NEXUS_SHARED_REPOS=1 lets every user of this daemon read every repository's code graph."""
-    return os.environ.get("NEXUS_SHARED_REPOS") == "1"
+    return bool(config.get("NEXUS_SHARED_REPOS"))
 
 
 def with_freshness(repo: Repo, result: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The graph's tables (DESIGN.md section 3), as Cypher DDL. No Kuzu import: the store executes these.
+"""The graph's tables (docs/conventions.md point 6), as Cypher DDL. No Kuzu import: the store executes these.
 
 Three layers, with different lifetimes:
 - code (Repository's files and symbols): derived from the files, dropped and rebuilt on a version change;

@@ -1,4 +1,4 @@
-"""The socket loop: the only module that knows ZeroMQ (STYLE.md point 3).
+"""The socket loop: the only module that knows ZeroMQ (docs/conventions.md point 1).
 
     client DEALER --ipc--> ROUTER (this loop) --> inline/control ops answered here
                                               --> read jobs  -> reader threads (own Kuzu connection each)
@@ -6,7 +6,7 @@
     workers PUSH replies --inproc--> this loop --> ROUTER --> the client that asked
 
 Only this thread touches the ROUTER socket; workers own a PUSH socket each. Traps handled here
-(FIELD-NOTES.md): ROUTER_MANDATORY so a full pipe raises instead of silently dropping the final reply;
+(docs/field-notes.md, pyzmq): ROUTER_MANDATORY so a full pipe raises instead of silently dropping the final reply;
 progress frames are sent non-blocking and dropped on EAGAIN; final replies get a bounded send timeout;
 LINGER 0 so a stop never hangs on an absent peer.
 """

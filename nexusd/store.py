@@ -1,7 +1,7 @@
 """The only module that imports Kuzu. It opens the database, owns the schema and its versions, and hands out
 connections that are safe to use from one thread each.
 
-Traps this module exists to contain (FIELD-NOTES.md):
+Traps this module exists to contain (docs/field-notes.md, Kuzu):
 - one `kuzu.Database` per process; a second one on the same path segfaults on write;
 - after an error inside BEGIN ... COMMIT later statements silently autocommit, and a connection whose BEGIN
   failed segfaults on its next execute: so a failed transaction always discards its connection;
@@ -22,11 +22,11 @@ from typing import Any
 
 import kuzu
 
-from . import schema
+from . import config, schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BUFFER_POOL_MB = int(os.environ.get("NEXUS_BUFFER_POOL_MB", "384"))
+DEFAULT_BUFFER_POOL_MB = int(config.get("NEXUS_BUFFER_POOL_MB"))
 DEFAULT_QUERY_TIMEOUT_MS = 30_000
 PREPARED_CACHE = 512  # prepared statements kept per connection
 COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slows down past a few thousand)

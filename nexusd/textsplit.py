@@ -2,7 +2,7 @@
 
 "normalizeParams" -> ["normalize", "params"], "HTTP2Server" -> ["http", "2", "server"],
 "normalize_params" -> ["normalize", "params"]. Kuzu's FTS tokenizer splits on punctuation but not on case
-changes and drops digits (FIELD-NOTES.md), so text that must be found by identifier words carries these
+changes and drops digits (docs/field-notes.md, full-text search), so text that must be found by identifier words carries these
 tokens in its `searchText`.
 """
 

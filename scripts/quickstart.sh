@@ -31,5 +31,12 @@ else
   echo "== where is main?"
   $NEXUS -C "$REPO" locate main --limit 5
 fi
+NEXUS_ABS=$(cd .venv/bin && pwd)/nexus
 echo
-echo "Next: \`$NEXUS --help\`; the daemon keeps running and follows your edits (\`$NEXUS daemon stop\` stops it)."
+echo "nexus is installed at $NEXUS_ABS (the daemon keeps running and follows your edits)."
+if ! command -v nexus >/dev/null 2>&1; then
+  echo "It is not on your PATH. Either call it by that path, or install it for your user:"
+  echo "  pipx install $PWD      # or: uv tool install $PWD"
+fi
+echo "Let Claude Code call the NEXUS tools (Cursor, VS Code, OpenCode: --client cursor|vscode|opencode):"
+echo "  $NEXUS_ABS mcp install --client claude-code"

@@ -31,6 +31,7 @@ class AgentConfig:
     user: str | None = None
     env: dict[str, str] | None = None
     test_timeout: float = 120.0
+    handoff: bool = False  # leave a handoff for the next session (opt-in: `nexus agent --handoff`)
 
 
 def prompt_for(config: AgentConfig) -> str:
@@ -38,6 +39,7 @@ def prompt_for(config: AgentConfig) -> str:
     return (
         f"Repository: {config.repo}\nSymbol: {config.symbol}\nQuestion: {question}\n"
         "Answer with a cited report: callers (path:line), files, hops, and how each edge was resolved."
+        + ("\nBefore you finish, write a handoff for the next session (handoff_write)." if config.handoff else "")
     )
 
 
@@ -53,7 +55,7 @@ def run_agent(config: AgentConfig) -> dict[str, Any]:
     allow = tests_allowed({**os.environ, **(config.env or {})})
     try:
         provider = make_provider(config.provider, symbol=config.symbol, question=config.question,
-                                 model=config.model, allow_tests=allow)
+                                 model=config.model, allow_tests=allow, handoff=config.handoff)
     except ProviderError as exc:
         return {"symbol": config.symbol, "provider": config.provider, "error": str(exc), "toolCalls": []}
     local: dict[str, Any] = {}
@@ -62,8 +64,9 @@ def run_agent(config: AgentConfig) -> dict[str, Any]:
         local[runner.spec.name] = runner
 
     async def main() -> Any:
+        hidden = () if config.handoff else ("handoff_write",)  # a model cannot write one unless asked
         return await run_with_mcp(provider, prompt_for(config), config.repo, local, max_steps=config.max_steps,
-                                  env=config.env, user=config.user)
+                                  env=config.env, user=config.user, hidden=hidden)
 
     result = anyio.run(main)
     report = build_report(config, result.trace, result.answer)

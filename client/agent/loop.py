@@ -89,7 +89,7 @@ async def run_loop(provider: Provider, prompt: str, tools: list[ToolSpec], mcp_c
 
 async def run_with_mcp(provider: Provider, prompt: str, repo: str, local: dict[str, LocalTool], *,
                        max_steps: int = 12, env: dict[str, str] | None = None, user: str | None = None,
-                       errlog: Any = None) -> LoopResult:
+                       errlog: Any = None, hidden: tuple[str, ...] = ()) -> LoopResult:
     """Start `nexus mcp`, list its tools, and run the loop against them."""
     import mcp.types as mt
     from mcp import ClientSession
@@ -107,7 +107,7 @@ async def run_with_mcp(provider: Provider, prompt: str, repo: str, local: dict[s
         session = await stack.enter_async_context(ClientSession(read, write, list_roots_callback=list_roots))
         await session.initialize()
         listed = await session.list_tools()
-        tools = [from_mcp(t) for t in listed.tools] + [t.spec for t in local.values()]
+        tools = [from_mcp(t) for t in listed.tools if t.name not in hidden] + [t.spec for t in local.values()]
 
         async def mcp_call(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             result = await session.call_tool(name, arguments)

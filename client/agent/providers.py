@@ -18,13 +18,15 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from nexusd import config
+
 from .tools import ToolSpec, pick_arg, to_anthropic
 
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"
 SYSTEM_PROMPT = (
     "You investigate a code repository through the NEXUS tools (a parsed code graph and a memory of earlier "
     "sessions). Use the tools rather than guessing: locate the symbol, then impact/context/paths for its "
-    "neighbourhood. Before you finish, remember one fact about the symbol (pass `about`) and write a handoff. "
+    "neighbourhood. Before you finish, remember one fact about the symbol (pass `about`). "
     "End with a short report that cites every caller as path:line, the number of hops, and how each edge was "
     "resolved (resolution and confidence as the tools report them). Say so when an answer is a lower bound."
 )
@@ -94,12 +96,13 @@ class StubProvider:
     name = "stub"
 
     def __init__(self, symbol: str, question: str | None = None, *, plan: str = "impact",
-                 allow_tests: bool = False, depth: int = 3):
+                 allow_tests: bool = False, depth: int = 3, handoff: bool = False):
         # plans: impact (the agent), impact_only, neighbourhood, recall (the token benchmark's tasks)
         self.symbol = symbol
         self.question = question
         self.plan = plan
         self.allow_tests = allow_tests
+        self.handoff = handoff  # write a handoff at the end only when asked (`nexus agent --handoff`)
         self.depth = depth
         self._script: Script | None = None
         self._tools: dict[str, ToolSpec] = {}
@@ -179,7 +182,7 @@ class StubProvider:
         )
         if self._has("remember"):
             yield self._call("remember", text=summary, about=target, session=session)
-        if self._has("handoff_write"):
+        if self.handoff and self._has("handoff_write"):
             yield self._call(
                 "handoff_write", done=f"Mapped the impact of changing {self.symbol}: {summary}",
                 next=f"Review the callers of {self.symbol} before changing its signature.", session=session,
@@ -268,7 +271,7 @@ class ClaudeProvider:
                 "the claude provider needs the anthropic SDK: pip install 'nexusd[claude]'"
             ) from exc
         self.client = anthropic.Anthropic()
-        self.model = model or os.environ.get("NEXUS_AGENT_MODEL") or DEFAULT_CLAUDE_MODEL
+        self.model = model or config.get("NEXUS_AGENT_MODEL") or DEFAULT_CLAUDE_MODEL
         self.max_tokens = max_tokens
 
     @staticmethod
@@ -318,9 +321,9 @@ class ClaudeProvider:
 
 
 def make_provider(name: str, *, symbol: str, question: str | None, model: str | None = None,
-                  allow_tests: bool = False, plan: str = "impact") -> Provider:
+                  allow_tests: bool = False, plan: str = "impact", handoff: bool = False) -> Provider:
     if name == "stub":
-        return StubProvider(symbol, question, plan=plan, allow_tests=allow_tests)
+        return StubProvider(symbol, question, plan=plan, allow_tests=allow_tests, handoff=handoff)
     if name == "claude":
         return ClaudeProvider(model)
     raise ProviderError(f"unknown provider {name!r} (claude or stub)")

@@ -5,7 +5,7 @@ the other eight (about 20 ms of a ~100 ms process). tests/test_client.py checks 
 module registers.
 """
 
-MODULES = ("daemon", "status", "code", "query", "memory", "history", "hooks", "forget", "mcp")
+MODULES = ("daemon", "status", "code", "query", "memory", "history", "hooks", "forget", "mcp", "config", "help")
 
 COMMANDS: dict[str, str] = {
     "daemon": "daemon",
@@ -35,4 +35,7 @@ COMMANDS: dict[str, str] = {
     "forget": "forget",
     "mcp": "mcp",
     "agent": "mcp",
+    "config": "config",
+    "help": "help",
+    "completion": "help",
 }

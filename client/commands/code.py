@@ -59,17 +59,50 @@ def sync(app: App, path: str | None) -> None:
     app.emit(app.call("sync", args, label="syncing", timeout=120), render_sync)
 
 
-@click.command()
+def render_repos(r: dict[str, Any]) -> str:
+    from ..style import ago, state
+
+    if not r["repos"]:
+        return "no repositories registered (`nexus index PATH`)"
+    width = max(len(str(x["name"])) for x in r["repos"])
+    lines = []
+    for x in r["repos"]:
+        fresh = state(f"{x['freshness']:<8}")
+        lines.append(f"{x['name']:<{width}}  v{x['graphVersion']:<5} {fresh} {ago(x.get('indexedAt')):<12} {x['root']}")
+    missing = [x["root"] for x in r["repos"] if x["freshness"] == "missing"]
+    if missing:
+        lines.append("missing: the directory is gone; `nexus repos move OLD NEW` if it moved, `nexus forget OLD` "
+                     "to drop the graph (memory is kept)")  # fmt: skip
+    return "\n".join(lines)
+
+
+@click.group(invoke_without_command=True)
 @json_option
 @pass_app
-def repos(app: App) -> None:
-    """List the registered repositories and how fresh their graphs are."""
+@click.pass_context
+def repos(ctx: click.Context, app: App) -> None:
+    """List the registered repositories and how fresh their graphs are (`missing`: the directory is gone)."""
+    if ctx.invoked_subcommand is None:
+        app.emit(app.call("repos", {"user": app.user}), render_repos)
 
-    def render(r: dict[str, Any]) -> str:
-        if not r["repos"]:
-            return "no repositories registered (`nexus index PATH`)"
-        return "\n".join(
-            f"{x['name']:24} v{x['graphVersion']:<5} {x['freshness']:8} {x['root']}" for x in r["repos"]
-        )
 
-    app.emit(app.call("repos", {"user": app.user}), render)
+@repos.command("list")
+@json_option
+@pass_app
+def repos_list(app: App) -> None:
+    """List the registered repositories (the same as `nexus repos`)."""
+    app.emit(app.call("repos", {"user": app.user}), render_repos)
+
+
+@repos.command("move")
+@click.argument("old")
+@click.argument("new", type=click.Path(exists=True, file_okay=False))
+@json_option
+@pass_app
+def repos_move(app: App, old: str, new: str) -> None:
+    """OLD was moved to NEW: keep its memory, history and graph (same repository id) and re-sync it there."""
+    import os
+
+    args = {"repo": os.path.abspath(old), "to": os.path.realpath(new), "user": app.user}
+    r = app.call("repo.move", args, label="syncing", timeout=600)
+    app.emit(r, lambda x: f"moved {x['movedFrom']} -> {x['repo']} (memory and history kept)\n" + render_sync(x))

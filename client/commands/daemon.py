@@ -19,6 +19,8 @@ from .. import launcher
 from ..app import App, json_option, pass_app
 from ..connection import socket_alive
 
+NOT_RUNNING = 3  # LSB: "program is not running"
+
 
 def register(main: click.Group) -> None:
     main.add_command(daemon)
@@ -84,8 +86,13 @@ def restart(app: App) -> None:
 @json_option
 @pass_app
 def daemon_status(app: App) -> None:
-    """Is the daemon running, and where are its socket, data and log? Never starts it."""
-    app.emit(_state(app), _render_state)
+    """Is the daemon running, and where are its socket, data and log? Never starts it.
+
+    Exits 0 when it runs, 3 when it does not (the LSB convention for `status`)."""
+    s = _state(app)
+    app.emit(s, _render_state)
+    if not s["running"]:
+        sys.exit(NOT_RUNNING)
 
 
 @daemon.command()
@@ -117,9 +124,18 @@ def logs(app: App, lines: int, follow: bool) -> None:
                 pass
 
 
-def unit_text(nexusd_path: str) -> str:
+def _quote_env(name: str, value: str) -> str:
+    """One systemd `Environment=` line (quoted, with the characters systemd treats specially escaped)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'Environment="{name}={escaped}"'
+
+
+def unit_text(nexusd_path: str, env: dict[str, str] | None = None) -> str:
+    """The unit with ExecStart filled in and the NEXUS_* settings of this environment carried over, so the
+    service uses the same data directory and settings as the shell that installed it."""
     template = resources.files("nexus_client.systemd").joinpath("nexusd.service").read_text()
-    return template.replace("@NEXUSD@", nexusd_path)
+    lines = "\n".join(_quote_env(k, v) for k, v in sorted((env or {}).items()))
+    return template.replace("@NEXUSD@", nexusd_path).replace("@ENVIRONMENT@\n", lines + "\n" if lines else "")
 
 
 @daemon.command()
@@ -132,8 +148,12 @@ def install(app: App, no_enable: bool) -> None:
     config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     unit_path = config / "systemd" / "user" / "nexusd.service"
     unit_path.parent.mkdir(parents=True, exist_ok=True)
-    unit_path.write_text(unit_text(nexusd_bin))
-    result: dict[str, Any] = {"unit": str(unit_path), "execStart": f"{nexusd_bin} run", "enabled": False}
+    from nexusd import config as settings
+
+    env = {k: v for k, v in settings.current().from_env().items() if k != "NEXUS_NO_AUTOSTART"}
+    unit_path.write_text(unit_text(nexusd_bin, env))
+    result: dict[str, Any] = {"unit": str(unit_path), "execStart": f"{nexusd_bin} run", "enabled": False,
+                              "environment": env}  # fmt: skip
     if not no_enable:
         systemctl = shutil.which("systemctl")
         if systemctl is None:
@@ -150,7 +170,11 @@ def install(app: App, no_enable: bool) -> None:
 
     def render(r: dict[str, Any]) -> str:
         lines = [f"wrote {r['unit']} (ExecStart={r['execStart']})"]
+        for k, v in r["environment"].items():
+            lines.append(f"  Environment {k}={v}")
         lines.append("enabled and started" if r["enabled"] else f"not enabled: {r.get('warning', '--no-enable')}")
         return "\n".join(lines)
 
     app.emit(result, render)
+    if not no_enable and not result["enabled"]:
+        sys.exit(1)  # the unit is written but not running: a script must not take that for success

@@ -62,6 +62,18 @@ def forget(ctx: click.Context, app: App, targets: tuple[str, ...], value_flag: b
     if len(targets) == 1 and os.path.isdir(targets[0]):
         forget_repo(app, targets[0])
         return
+    if len(targets) == 1 and not os.path.exists(targets[0]):
+        # A registered repository whose directory was deleted or moved away can still be forgotten.
+        from nexusd.errors import NotIndexed
+
+        try:
+            forget_repo(app, targets[0])
+            return
+        except NotIndexed:
+            raise click.UsageError(
+                f"{targets[0]} is neither a directory nor a registered repository; to purge a value from history "
+                "use `--value VALUE`, for memory `--memory ID...`"
+            ) from None
     raise click.UsageError(
         "say what to forget: `--value VALUE` (history), `--memory ID...` (memory), or a repository PATH"
     )

@@ -149,14 +149,35 @@ def history_show(app: App, target: str, limit: int, no_patch: bool) -> None:
 
 
 def render_query(r: dict[str, Any]) -> str:
+    from ..style import dim
+
     lines = []
     for i, item in enumerate(r["results"], 1):
         lines.append(f"{i}. [{item['kind']}] score {item['score']:.4f}")
         lines.extend("   " + line for line in item["text"].split("\n"))
-    cut = r["cut"]
-    dropped = {k: v for k, v in cut.items() if v and k not in ("tokensUsed",)}
-    lines.append(f"-- {cut['tokensUsed']}/{r['budget']} tokens, {r['candidates']} candidates" + (f", cut: {dropped}" if dropped else ""))
+    lines.append(dim("-- " + query_footer(r)))
     return "\n".join(lines)
+
+
+def query_footer(r: dict[str, Any]) -> str:
+    """"2 of 13 candidates shown, 24 of 1500 tokens; left out: 11 beyond 2 per parent" in words, not a dict."""
+    cut = r.get("cut") or {}
+    why = []
+    if cut.get("parentCap"):
+        why.append(f"{cut['parentCap']} beyond 2 per commit/session")
+    if cut.get("limit"):
+        why.append(f"{cut['limit']} past --limit")
+    if cut.get("budget"):
+        why.append(f"{cut['budget']} over the budget (~{cut.get('budgetTokens', 0)} tokens)")
+    if cut.get("shortened"):
+        why.append(f"{cut['shortened']} shortened to fit")
+    text = (f"{len(r.get('results') or [])} of {r.get('candidates', 0)} candidates shown, "
+            f"{cut.get('tokensUsed', 0)} of {r.get('budget')} tokens")  # fmt: skip
+    if why:
+        text += "; left out: " + ", ".join(why)
+    if r.get("freshness") and r["freshness"] != "fresh":
+        text += f"; graph {r['freshness']}"
+    return text
 
 
 @click.command()

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from nexusd import config
+
 from ..app import App, json_option, pass_app
 
 SHELLS = ("bash", "zsh")
@@ -32,7 +34,7 @@ def _markers(shell: str) -> tuple[str, str]:
 def rc_path(shell: str, rc: str | None) -> Path:
     if rc:
         return Path(rc).expanduser()
-    env = os.environ.get("NEXUS_SHELL_RC")
+    env = config.get("NEXUS_SHELL_RC")
     if env:
         return Path(env).expanduser()
     if shell == "zsh":
@@ -142,10 +144,19 @@ def install(app: App, git_hooks: bool, shell: str | None, rc: str | None, path: 
             if s["action"] != "unchanged":
                 lines.append(f"  start a new shell or run: source {s['rc']}")
         if "git" in r:
-            lines.append(f"git hooks: {r['git']}")
+            lines += render_git_hooks(r["git"])
         return "\n".join(lines)
 
     app.emit(out, render)
+
+
+def render_git_hooks(g: dict[str, Any]) -> list[str]:
+    """`git hooks in REPO/.git/hooks:` then one aligned line per hook and what was done to it."""
+    from ..style import fields, state
+
+    lines = [f"git hooks in {g.get('hooksDir') or g.get('repo')}:"]
+    lines += fields((name, state(str(action))) for name, action in (g.get("hooks") or {}).items())
+    return lines
 
 
 @hook.command("remove")
@@ -164,7 +175,13 @@ def remove(app: App, git_hooks: bool, shell: str | None, rc: str | None, path: s
         out["shell"] = remove_shell_hook(shell, rc_path(shell, rc))
     if git_hooks:
         out["git"] = remove_git_hooks(app, path)
-    app.emit(out, lambda r: f"{r['shell']['shell']} hook: {r['shell']['action']} ({r['shell']['rc']})" if "shell" in r else "")
+    def render_removed(r: dict[str, Any]) -> str:
+        lines = [f"{r['shell']['shell']} hook: {r['shell']['action']} ({r['shell']['rc']})"] if "shell" in r else []
+        if "git" in r:
+            lines += render_git_hooks(r["git"])
+        return "\n".join(lines)
+
+    app.emit(out, render_removed)
 
 
 @hook.command("status")

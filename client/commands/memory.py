@@ -161,11 +161,15 @@ def render_recall(r: dict[str, Any]) -> str:
 @click.option("--limit", type=int, help="At most this many items (default 20).")
 @click.option("--all-repos", is_flag=True, help="Search every repository where you have memory.")
 @click.option("--type", "types", multiple=True, type=click.Choice(["fact", "procedure", "handoff"]))
+@click.option("--peek", is_flag=True, help="Look without counting a use of what is returned.")
 @json_option
 @pass_app
-def recall(app: App, query: str, budget: int | None, limit: int | None, all_repos: bool, types: tuple[str, ...]) -> None:
-    """Recall facts, procedures and handoffs matching QUERY, within a token budget."""
-    r = app.call("recall", _args(app, query=query, budget=budget, limit=limit, allRepos=all_repos, types=list(types)))
+def recall(app: App, query: str, budget: int | None, limit: int | None, all_repos: bool, types: tuple[str, ...],
+           peek: bool) -> None:  # fmt: skip
+    """Recall facts, procedures and handoffs matching QUERY, within a token budget (each one returned counts a
+    use, unless --peek)."""
+    r = app.call("recall", _args(app, query=query, budget=budget, limit=limit, allRepos=all_repos, types=list(types),
+                                 peek=peek))  # fmt: skip
     app.emit(r, render_recall)
 
 

@@ -7,12 +7,15 @@ answers (impact, paths, neighbors). A cut answer prints how to continue: `--curs
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from ..app import App, json_option, pass_app
+
+NO_MATCH = 4  # `locate` found nothing: the exit code of not_found, so scripts can test it
 
 
 def register(main: click.Group) -> None:
@@ -35,7 +38,8 @@ min_confidence_option = click.option(
 
 def _args(app: App, **extra: Any) -> dict[str, Any]:
     args: dict[str, Any] = {"repo": app.repo, "user": app.user}
-    args.update({k: v for k, v in extra.items() if v not in (None, (), [], False)})
+    # `is` checks: 0 == False, so `v not in (None, False)` would drop `--depth 0` and answer for the default.
+    args.update({k: v for k, v in extra.items() if v is not None and v is not False and v != () and v != []})
     return args
 
 
@@ -86,9 +90,10 @@ def render_locate(r: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("--kind", help="Only these kinds (comma-separated: class,function,method,...).")
+@click.option("--kind", help="Only these kinds, comma-separated (class, function, method, interface, struct, ...; "
+              "an unknown kind is an error that lists them).")
 @click.option("--path", help="Only under this path prefix, or matching this glob.")
-@click.option("--limit", type=int, help="Results per page (default 20).")
+@click.option("--limit", type=click.IntRange(1, 500), help="Results per page (default 20).")
 @cursor_option
 @json_option
 @pass_app
@@ -96,6 +101,8 @@ def locate(app: App, query: tuple[str, ...], kind: str | None, path: str | None,
     """Find symbols by name, prefix or words ("normalize params" finds normalizeParams)."""
     r = app.call("locate", _args(app, query=" ".join(query), kind=kind, path=path, limit=limit, cursor=cursor))
     _emit(app, "locate", r, render_locate)
+    if not r["results"] and not cursor:
+        sys.exit(NO_MATCH)
 
 
 # -- show ---------------------------------------------------------------------------------------------
@@ -105,10 +112,21 @@ def render_show(r: dict[str, Any]) -> str:
     n = r["node"]
     lines = []
     if n.get("kind") == "file":
-        lines.append(f"file {n['path']}  [{n.get('language') or '?'}, {n.get('role') or '?'}, {n.get('lineCount')} lines]")
-        lines.append(f"  imports {r.get('imports', 0)} files, imported by {r.get('importers', 0)}")
-        if n.get("diagnostics"):
-            lines.append(f"  diagnostics: {n['diagnostics']}")
+        from ..style import ago, emphasis, fields, state
+
+        lines.append(f"file {emphasis(n['path'])}")
+        diags = n.get("diagnostics")
+        lines += fields([
+            ("language", n.get("language") or "?"),
+            ("role", n.get("role") or "?"),
+            ("lines", n.get("lineCount")),
+            ("imports", f"{r.get('imports', 0)} files (`nexus imports {n['path']}`)"),
+            ("imported by", f"{r.get('importers', 0)} files (`nexus importers {n['path']}`)"),
+            ("hash", (n.get("hash") or "")[:12] or None),
+            ("graph", f"v{r.get('graphVersion')}, indexed {ago(r.get('indexedAt'))}, {state(str(r.get('freshness')))}"
+             if r.get("graphVersion") is not None else None),
+            ("diagnostics", _diagnostics(diags) if diags else None),
+        ])  # fmt: skip
     else:
         lines.append(f"{n['kind']} {n['qualifiedName']}  ({n['path']}:{n['line']}-{n.get('endLine')})")
         lines.append(f"  key {n['key']}")
@@ -134,6 +152,14 @@ def render_show(r: dict[str, Any]) -> str:
             if snip.get("hint"):
                 lines.append(f"    {snip['hint']}")
     return "\n".join(lines)
+
+
+def _diagnostics(d: Any) -> str:
+    if isinstance(d, list):
+        return "; ".join(f"{x.get('code')}: {x.get('message')}" if isinstance(x, dict) else str(x) for x in d)
+    if isinstance(d, dict):
+        return ", ".join(f"{k} {v}" for k, v in d.items())
+    return str(d)
 
 
 @click.command()
@@ -173,8 +199,8 @@ def render_context(r: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("symbol")
-@click.option("--depth", type=int, help="Call hops to include (default 1, at most 3).")
-@click.option("--budget", type=int, help="Token budget (default 1500).")
+@click.option("--depth", type=click.IntRange(1, 3), help="Call hops to include (1-3, default 1).")
+@click.option("--budget", type=click.IntRange(100, 50_000), help="Token budget (default 1500).")
 @min_confidence_option
 @cursor_option
 @json_option
@@ -203,9 +229,9 @@ def render_neighbors(r: dict[str, Any]) -> str:
 @click.command()
 @click.argument("node")
 @click.option("--direction", type=click.Choice(["in", "out", "both"]), help="Edge direction (default both).")
-@click.option("--depth", type=int, help="Hops (default 1, at most 3).")
+@click.option("--depth", type=click.IntRange(1, 3), help="Hops (1-3, default 1).")
 @click.option("--edge-kinds", help="Comma-separated: calls,contains,inherits,imports (default all).")
-@click.option("--limit", type=int, help="Neighbors per page (default 100).")
+@click.option("--limit", type=click.IntRange(1, 500), help="Neighbors per page (default 100).")
 @format_option
 @cursor_option
 @json_option
@@ -223,11 +249,22 @@ def neighbors(app: App, node: str, direction: str | None, depth: int | None, edg
 
 def render_impact(r: dict[str, Any]) -> str:
     t = r["target"]
+    tests = r.get("tests")
+    scope = {"exclude": ", tests left out", "only": ", tests only"}.get(tests or "", "")
     floor = f", confidence >= {r['minConfidence']}" if r.get("minConfidence") else ""
-    lines = [f"impact of {t['key']}: {r['total']} callers within {r['depth']} hops ({r['testCallers']} in tests{floor})"]
+    head = f"impact of {t['key']}: {r['total']} callers within {r['depth']} hops ({r['testCallers']} in tests{scope}{floor})"
+    if tests:
+        head += f"; {r['allCallers']} in all"
+    lines = [head]
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for c in r["callers"]:
-        via = "" if c["depth"] == 1 else f"  via {c['via']}"
-        lines.append(f"  {c['depth']}  {c['confidence']:<6} {c.get('resolution', ''):<12} {_sym(c)}{via}")
+        by_file.setdefault(str(c.get("path", "")), []).append(c)
+    for path, callers in by_file.items():
+        lines.append(f"  {path}" + (" [test]" if callers[0].get("test") else ""))
+        for c in callers:
+            via = "" if c["depth"] == 1 else f"  via {c['via']}"
+            name = c.get("key", "").rsplit(":", 1)[-1] or c.get("name")
+            lines.append(f"    {c['depth']}  {c['confidence']:<6} {c.get('resolution', ''):<12} {name}  :{c.get('line', '')}{via}")
     if r["completeness"] == "complete":
         lines.append("complete: no unresolved call in scope could hide another caller")
     else:
@@ -249,19 +286,24 @@ def render_impact(r: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("symbol")
-@click.option("--depth", type=int, help="Caller hops (default 3, at most 6).")
-@click.option("--limit", type=int, help="Callers per page (default 50).")
+@click.option("--depth", type=click.IntRange(1, 6), help="Caller hops (1-6, default 3).")
+@click.option("--limit", type=click.IntRange(1, 500), help="Callers per page (default 50).")
 @min_confidence_option
+@click.option("--no-tests", is_flag=True, help="Leave out callers in test files.")
+@click.option("--tests-only", is_flag=True, help="Only callers in test files.")
 @format_option
 @cursor_option
 @json_option
 @pass_app
-def impact(app: App, symbol: str, depth: int | None, limit: int | None, min_confidence: float | None, fmt: str,
-           cursor: str | None) -> None:  # fmt: skip
+def impact(app: App, symbol: str, depth: int | None, limit: int | None, min_confidence: float | None,
+           no_tests: bool, tests_only: bool, fmt: str, cursor: str | None) -> None:  # fmt: skip
     """Every caller within N hops, with shortest path, via, confidence, how each edge was resolved and a
     completeness verdict."""
+    if no_tests and tests_only:
+        raise click.UsageError("--no-tests and --tests-only exclude each other")
+    tests = "exclude" if no_tests else "only" if tests_only else None
     r = app.call("impact", _args(app, symbol=symbol, depth=depth, limit=limit, minConfidence=min_confidence,
-                                 cursor=cursor))  # fmt: skip
+                                 tests=tests, cursor=cursor))  # fmt: skip
     _emit(app, "impact", r, render_impact, fmt)
 
 
@@ -284,15 +326,18 @@ def render_paths(r: dict[str, Any]) -> str:
 @click.command()
 @click.argument("source", metavar="FROM")
 @click.argument("target", metavar="TO")
-@click.option("--max-depth", type=int, help="Longest path in hops (default 4, at most 6).")
-@click.option("--max-paths", type=int, help="Paths per page (default 5).")
+@click.option("--max-depth", type=click.IntRange(1, 6), help="Longest path in hops (1-6, default 4).")
+@click.option("--max-paths", type=click.IntRange(1, 50), help="Paths per page (default 5).")
+@click.option("--direction", type=click.Choice(["both", "callers", "callees"]),
+              help="callees: FROM calls ... TO only; callers: TO calls ... FROM only (default both).")
 @format_option
 @cursor_option
 @json_option
 @pass_app
-def paths(app: App, source: str, target: str, max_depth: int | None, max_paths: int | None, fmt: str, cursor: str | None) -> None:
-    """Call paths between two symbols, each hop labelled outgoing or incoming."""
-    args = _args(app, maxDepth=max_depth, maxPaths=max_paths, cursor=cursor)
+def paths(app: App, source: str, target: str, max_depth: int | None, max_paths: int | None, direction: str | None,
+          fmt: str, cursor: str | None) -> None:  # fmt: skip
+    """Call paths between two symbols, shortest and most confident first, each hop labelled outgoing or incoming."""
+    args = _args(app, maxDepth=max_depth, maxPaths=max_paths, direction=direction, cursor=cursor)
     args["from"], args["to"] = source, target
     r = app.call("paths", args)
     _emit(app, "paths", r, render_paths, fmt)

@@ -7,50 +7,94 @@ from typing import Any
 import click
 
 from ..app import App, json_option, pass_app
+from ..style import ago, dim, duration, emphasis, fields, ok, state, warn
 
 
 def register(main: click.Group) -> None:
     main.add_command(status)
 
 
+def _build(b: dict[str, Any]) -> str | None:
+    if not b:
+        return None
+    parts = [b.get("mode"), f"{b['parsed']} parsed" if b.get("parsed") is not None else None,
+             f"{b['deleted']} deleted" if b.get("deleted") else None]  # fmt: skip
+    detail = ", ".join(p for p in parts if p)
+    text = f"{state(str(b.get('outcome', '?')))}" + (f" ({detail})" if detail else "") + f", {ago(b.get('at'))}"
+    if b.get("error"):
+        text += f": {b['error']}"
+    return text
+
+
+def render_repo(repo: dict[str, Any]) -> list[str]:
+    lines = [f"{emphasis(str(repo.get('name')))}  {repo.get('root')}"]
+    fresh = repo.get("freshness")
+    if fresh:
+        fresh = state(fresh) + (f" ({repo['pendingPaths']} paths pending)" if repo.get("pendingPaths") else "")
+    edges = repo.get("edges") or {}
+    calls = edges.get("calls") or {}
+    by = ", ".join(f"{k} {v}" for k, v in calls.items())
+    pairs: list[tuple[str, Any]] = [
+        ("availability", state(repo["availability"]) if repo.get("availability") else None),
+        ("last build", _build(repo.get("lastBuild") or {})),
+        ("graph", f"v{repo['graphVersion']}, indexed {ago(repo.get('indexedAt'))}" if "graphVersion" in repo else None),
+        ("freshness", fresh),
+        ("next", repo.get("next") if repo.get("next") not in (None, "none") else None),
+        ("files", repo.get("files")),
+        ("symbols", repo.get("symbols")),
+        ("calls", f"{sum(calls.values())} ({by})" if edges else None),
+        ("imports", edges.get("imports", 0) if edges else None),
+        ("unresolved", f"{repo['unresolvedReferences']} calls" if "unresolvedReferences" in repo else None),
+    ]
+    diags = repo.get("diagnostics") or []
+    if diags:
+        pairs.append(("diagnostics", f"{repo.get('filesWithDiagnostics', len(diags))} files"))
+    lines += fields(pairs)
+    for d in diags[:5]:
+        lines.append(f"    {d['path']}:{d.get('line', 0)} {d['code']}: {d['message']}")
+    return lines
+
+
 def render_status(r: dict[str, Any]) -> str:
     d = r["daemon"]
-    lines = [f"nexusd {d['version']} (pid {d['pid']}, up {d['uptimeS']:.0f}s, {d['requests']} requests)"]
+    lines = [f"nexusd {d['version']}  {ok('running')}, pid {d['pid']}, up {duration(d.get('uptimeS'))}, "
+             f"{d['requests']} requests"]  # fmt: skip
     if d.get("recovery"):
-        lines.append(f"  recovered: {d['recovery']}")
-    for repo in r.get("repos", []) or []:
-        lines.append(f"{repo.get('name')}  {repo.get('root')}")
-        for key in ("availability", "lastBuild", "freshness", "next"):
-            if key in repo:
-                lines.append(f"  {key:12} {repo[key]}")
-        for key in ("files", "symbols", "graphVersion", "unresolvedReferences"):
-            if key in repo:
-                lines.append(f"  {key:12} {repo[key]}")
-        edges = repo.get("edges") or {}
-        calls = edges.get("calls") or {}
-        if edges:
-            by = ", ".join(f"{k} {v}" for k, v in calls.items())
-            lines.append(f"  {'calls':12} {sum(calls.values())} ({by})")
-            lines.append(f"  {'imports':12} {edges.get('imports', 0)}")
-        diags = repo.get("diagnostics") or []
-        if diags:
-            lines.append(f"  {'diagnostics':12} {repo.get('filesWithDiagnostics', len(diags))} files")
-            for d in diags[:5]:
-                lines.append(f"    {d['path']}:{d.get('line', 0)} {d['code']}: {d['message']}")
+        lines.append(warn(f"  recovered: {d['recovery']}"))
+    repos = r.get("repos", []) or []
+    for repo in repos:
+        lines += render_repo(repo)
+    if not repos:
+        asked = r.get("asked")
+        lines.append(f"{asked} is not registered (`nexus index {asked}`)" if asked
+                     else "no repositories registered (`nexus index PATH`)")  # fmt: skip
+    elif r.get("others"):
+        lines.append(dim(f"({r['others']} more registered: `nexus status --all`)"))
     return "\n".join(lines)
 
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--all", "all_repos", is_flag=True, help="Every registered repository, not just this one.")
 @json_option
 @pass_app
-def status(app: App, path: str | None) -> None:
-    """Daemon health, and for each repository: files, symbols, edges, freshness, the last build."""
+def status(app: App, path: str | None, all_repos: bool) -> None:
+    """Daemon health, and for this repository (or --all): files, symbols, edges, freshness, the last build.
+
+    The repository is PATH, else -C, else the git root of the working directory; when none of those was
+    given and the working directory is in no registered repository, every repository is shown."""
+    from pathlib import Path
+
+    from ..app import find_repo_root
+
     args: dict[str, Any] = {"user": app.user}
-    if path:
-        from pathlib import Path
-
-        from ..app import find_repo_root
-
-        args["repo"] = str(find_repo_root(Path(path)))
-    app.emit(app.call("status", args), render_status)
+    if all_repos:
+        app.emit(app.call("status", args), render_status)
+        return
+    asked = str(find_repo_root(Path(path))) if path else app.repo
+    r = app.call("status", {**args, "repo": asked})
+    if not r.get("repos") and not path and not app.explicit_dir:
+        r = app.call("status", args)
+    elif not r.get("repos"):
+        r["asked"] = asked
+    app.emit(r, render_status)

@@ -5,7 +5,7 @@ module turns them into rows and writes them on the writer's connection, one tran
 - every write first drops ids already stored, so re-ingesting is a no-op (COPY, not MERGE: MERGE is ~7x slower
   and COPY fails on a duplicate key, so the filter is also what keeps a re-sync idempotent);
 - anything matching the user's deny-list (`nexus forget VALUE`) is dropped before it is stored;
-- rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (FIELD-NOTES.md).
+- rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (docs/field-notes.md, bulk loading).
 
 Git: the first sync reads the latest `limit` commits (default the whole history, `NEXUS_HISTORY_COMMITS`) as
 messages, and the latest `patches` non-merge commits (default 200, `NEXUS_HISTORY_PATCHES`; merges do not
@@ -51,6 +51,8 @@ from nexusd.history.redact import DenyList, redact
 from nexusd.retrieve import index as retrieve_index
 from nexusd.textsplit import split_identifier
 
+from .. import config
+
 if TYPE_CHECKING:
     from nexusd.repos import Repo, RepoRegistry
     from nexusd.store import Conn
@@ -72,7 +74,7 @@ HISTORY_TABLES = ("Commit", "Change", "ShellCommand", "DocSection", "Conversatio
 
 def commit_limit() -> int:
     try:
-        return max(1, int(os.environ.get("NEXUS_HISTORY_COMMITS", DEFAULT_COMMIT_LIMIT)))
+        return max(1, int(config.get("NEXUS_HISTORY_COMMITS")))
     except ValueError:
         return DEFAULT_COMMIT_LIMIT
 
@@ -86,7 +88,7 @@ def patch_limit() -> int:
 
 
 def transcripts_enabled() -> bool:
-    return os.environ.get("NEXUS_HISTORY_TRANSCRIPTS") == "1"
+    return bool(config.get("NEXUS_HISTORY_TRANSCRIPTS"))
 
 
 # -- searchable text ----------------------------------------------------------------------------------------
@@ -489,7 +491,7 @@ def history_user() -> str:
     """The owner of shell commands and transcripts: the daemon's user (the spool is in its state dir)."""
     import getpass
 
-    return os.environ.get("NEXUS_USER") or getpass.getuser()
+    return config.get("NEXUS_USER") or getpass.getuser()
 
 
 def attribute(

@@ -1,7 +1,7 @@
 """Secret redaction for everything the history layer stores (commit patches and messages, shell commands,
 transcripts), and the deny-list of values a user asked NEXUS to forget.
 
-DESIGN section 3: "Secrets are redacted before anything is stored." Redaction runs on every ingested line, so it
+docs/conventions.md point 6: "Secrets are redacted before anything is stored." Redaction runs on every ingested line, so it
 is built for the common case of *no* secret: each (precompiled) detector has literal anchors and runs only when
 one occurs in the lower-cased text, and assignment patterns run only on lines naming a key word. The most specific
 detectors run first, so `token=ghp_...` reads `token=[REDACTED:github-token]` rather than a generic label.

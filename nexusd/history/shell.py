@@ -1,6 +1,6 @@
 """The shell prompt hook, its spool format, and a fallback scraper of shell history files.
 
-Why plain shell: a Python process costs ~45 ms to start (FIELD-NOTES.md), which every prompt would pay. The hook
+Why plain shell: a Python process costs ~45 ms to start (docs/field-notes.md, hooks), which every prompt would pay. The hook
 instead appends one line per command to a spool file with a single `printf >>` (one `write` on an O_APPEND file,
 so concurrent shells never interleave) and the daemon ingests the spool whenever it runs: nothing is lost while
 it is down. The daemon should rotate the spool by renaming it before reading it; a writer that appends later

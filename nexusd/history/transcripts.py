@@ -1,4 +1,4 @@
-"""Assistant session transcripts (Claude Code JSONL files) as conversation turns. Opt-in only (DESIGN section 3).
+"""Assistant session transcripts (Claude Code JSONL files) as conversation turns. Opt-in only (docs/conventions.md point 6).
 
 Claude Code keeps one JSONL file per session under `~/.claude/projects/<encoded cwd>/`, where the encoded
 directory is the absolute working directory with `/` and `.` (in newer versions: every character that is not a

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from .. import config
+
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = float(os.environ.get("NEXUS_EMBED_TIMEOUT", "2.0"))
+TIMEOUT_S = float(config.get("NEXUS_EMBED_TIMEOUT"))
 MAX_INPUT_CHARS = 2000
 BATCH = 32
 
@@ -74,8 +75,8 @@ class Embedder:
 
 
 def configured() -> Embedder | None:
-    url = os.environ.get("NEXUS_EMBED_URL", "").strip()
-    model = os.environ.get("NEXUS_EMBED_MODEL", "").strip()
+    url = (config.get("NEXUS_EMBED_URL") or "").strip()
+    model = (config.get("NEXUS_EMBED_MODEL") or "").strip()
     if not url or not model:
         return None
     return Embedder(url, model)

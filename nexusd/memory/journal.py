@@ -1,6 +1,6 @@
 """The memory journal: an append-only JSON-lines file, fsynced before a memory write is acknowledged.
 
-Kuzu can be left unopenable by a kill -9 during a checkpoint (FIELD-NOTES.md), and memory cannot be
+Kuzu can be left unopenable by a kill -9 during a checkpoint (docs/field-notes.md, resources and durability), and memory cannot be
 re-derived, so the journal is the source of truth and the graph a replayable view of it:
 
     write:   append {seq, op, ...payload} -> flush + fsync -> apply to the graph in one transaction

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import safefs
-from ..errors import NotFound, TooLarge
+from .. import config, safefs
+from ..errors import BadRequest, NotFound, TooLarge
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import (
     Repo,
@@ -127,7 +127,7 @@ def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
 def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
     reg = registry(daemon)
     rid = repo_id_for(root)
-    repo = reg.get(rid)
+    repo = reg.by_root(root) or reg.get(rid)  # by root first: a moved repository keeps its old id
     if repo is not None:
         return repo
     name = os.path.basename(root.rstrip(os.sep)) or root
@@ -168,7 +168,7 @@ def _result(repo: Repo, report: SyncReport) -> dict[str, Any]:
 def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     root = _root_arg(args)
-    existing = registry(ctx).get(repo_id_for(root))
+    existing = registry(ctx).by_root(root) or registry(ctx).get(repo_id_for(root))
     user = args.get("user") or default_user()
     if existing is not None:
         check_owner(existing, user)
@@ -188,7 +188,8 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     lane="write",
     long=True,
     description="Bring a registered repository's graph up to date with its files (stat, then hash, then parse).",
-    args=schema({"repo": REPO_ARG, "user": USER_ARG, "paths": {"type": "array", "items": {"type": "string"}}}),
+    args=schema({"repo": REPO_ARG, "user": USER_ARG, "paths": {"type": "array", "items": {"type": "string"},
+                                                                  "description": "Only these paths (default: everything that changed)."}}),
     tool=True,
     read_only=False,
     timeout_s=3600,
@@ -198,6 +199,9 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     repo = require_repo(ctx, args)
     for path in args.get("paths") or []:
         safefs.check_path_arg(path, "paths")  # a NUL byte is bad_request, not a crash in lstat
+    if repo.missing:
+        raise NotFound(f"{repo.root} no longer exists; its graph and memory are kept",
+                       hint=f"`nexus repos move {repo.root} NEW` if it moved, `nexus forget {repo.root}` to drop it")  # fmt: skip
     if args.get("paths"):
         return _result(repo, run_sync(ctx.daemon, ctx.conn, repo, ctx.progress, paths=args["paths"]))
     w = watcher(ctx.daemon)
@@ -259,7 +263,57 @@ def _unregister(ctx: Ctx, repo: Repo) -> None:
         w.unwatch(repo.id)
 
 
+@op(
+    "repo.move",
+    lane="write",
+    long=True,
+    description="A registered repository now lives at another path: keep its id, memory, history and graph, "
+    "and re-sync it there.",
+    args=schema({"repo": {"type": "string", "description": "The registered root (it may no longer exist)."},
+                 "to": {"type": "string", "description": "The directory it lives in now."},
+                 "user": USER_ARG}, ["repo", "to"]),  # fmt: skip
+    timeout_s=3600,
+)
+def move_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    assert ctx.conn is not None
+    reg = registry(ctx)
+    old = os.path.realpath(args["repo"])
+    repo = reg.by_root(old) or reg.by_root(os.path.abspath(args["repo"]))
+    if repo is None:
+        raise NotFound(f"{args['repo']} is not a registered repository root", hint="`nexus repos` lists them")
+    check_owner(repo, args.get("user") or default_user())
+    new = _root_arg({"repo": args["to"]})
+    if new == repo.root:
+        raise BadRequest(f"{new} is already where the repository is registered")
+    if os.path.isdir(repo.root):
+        raise BadRequest(f"{repo.root} still exists: that is a copy, not a move",
+                         hint=f"index the copy on its own (`nexus index {new}`), or move the directory first")  # fmt: skip
+    taken = reg.containing(new)
+    if taken is not None and taken.id != repo.id:
+        raise BadRequest(f"{new} is inside the registered repository {taken.root}",
+                         hint=f"`nexus forget {taken.root}` first if that registration is stale")  # fmt: skip
+    old_root = repo.root
+    w = watcher(ctx.daemon)
+    if w is not None:
+        w.unwatch(repo.id)
+    ctx.daemon.services.get("engines", {}).pop(repo.id, None)  # it holds the old root
+    snapshots = ctx.daemon.services.get("query.snapshots")
+    if snapshots is not None:
+        snapshots.drop(repo.id)
+    name = os.path.basename(new.rstrip(os.sep)) or new
+    ctx.conn.execute("MATCH (r:Repository {id: $id}) SET r.root = $root, r.name = $name",
+                     {"id": repo.id, "root": new, "name": name})  # fmt: skip
+    repo.root, repo.name = new, name
+    reg.put(repo)  # rewrites the sidecar with the new root
+    watch_repo(ctx.daemon, repo)
+    report = run_sync(ctx.daemon, ctx.conn, repo, ctx.progress)
+    return {**_result(repo, report), "movedFrom": old_root}
+
+
 def _next_action(repo: Repo) -> str:
+    if repo.missing:
+        return (f"its directory is gone: `nexus repos move {repo.root} NEW` if it moved, "
+                f"`nexus forget {repo.root}` to drop its graph (memory is kept either way)")  # fmt: skip
     build = repo.last_build or {}
     if repo.indexed_at is None:
         if build.get("outcome") == "failed":
@@ -281,7 +335,7 @@ def watcher(daemon: Daemon) -> Watcher | None:
 
 def watch_repo(daemon: Daemon, repo: Repo) -> None:
     w = watcher(daemon)
-    if w is None or os.environ.get("NEXUS_NO_WATCH") == "1":
+    if w is None or config.get("NEXUS_NO_WATCH"):
         return
     try:
         w.watch(repo.id, repo.root)
@@ -299,6 +353,8 @@ def flush_dirty(daemon: Daemon, conn: Conn, repo: Repo, progress: Callable[[dict
         return None
     dirty, full = w.take(repo.id)
     try:
+        if repo.missing:  # the directory was deleted or moved: keep the last graph, never sync it away
+            return None
         if full:
             return run_sync(daemon, conn, repo, progress)
         if dirty:
@@ -400,7 +456,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
             {
                 "name": repo.name,
                 "root": repo.root,
-                "availability": "ready" if repo.indexed_at is not None else "not indexed",
+                "availability": "missing" if repo.missing else "ready" if repo.indexed_at is not None else "not indexed",
                 "lastBuild": {k: build.get(k) for k in ("outcome", "mode", "at", "error", "parsed", "deleted") if k in build},
                 **repo.freshness(),
                 "next": _next_action(repo),
@@ -450,7 +506,7 @@ def start(daemon: Daemon) -> None:
         reg.save()  # databases from before the sidecar existed get one now
     finally:
         conn.close()
-    if os.environ.get("NEXUS_NO_WATCH") != "1":
+    if not config.get("NEXUS_NO_WATCH"):
         daemon.services["watcher"] = Watcher(lambda rid: _flush_job(daemon, rid))
 
     def hook_job() -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import WIRE_VERSION, __version__
+from .. import WIRE_VERSION, __version__, config
 from ..errors import BadRequest
-from ..registry import Ctx, catalogue, op, schema
+from ..registry import USER_ARG, Ctx, catalogue, op, schema
+
+REPO_ARG_ONLY = {"type": "string", "description": "Only the repository containing this path (default: all)."}
 
 CAPABILITIES = ["progress", "catalogue", "cursor"]
 
@@ -48,7 +49,7 @@ def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "status",
     lane="read",
     description="Daemon health and, per repository, files, symbols, edges, freshness and the last build.",
-    args=schema({"repo": {"type": "string"}, "user": {"type": "string"}}),
+    args=schema({"repo": REPO_ARG_ONLY, "user": USER_ARG}),
     tool=True,
 )
 def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def shutdown(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {"stopping": True, "pid": ctx.daemon.pid}
 
 
-if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+if config.get("NEXUS_DEBUG_OPS"):
     # Test-only operations, registered only when the daemon is started with NEXUS_DEBUG_OPS=1.
 
     @op("debug.raise", lane="read", description="Raise inside a handler (tests the crash barrier).")

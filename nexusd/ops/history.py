@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import safefs
+from .. import config, safefs
 from ..errors import BadRequest, NotFound, NotIndexed
 from ..history import ingest, rank, vectors
 from ..history.redact import DenyList
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SPOOL_INTERVAL_S = float(os.environ.get("NEXUS_SPOOL_INTERVAL", "30"))
+SPOOL_INTERVAL_S = float(config.get("NEXUS_SPOOL_INTERVAL"))
 KINDS = ["commit", "change", "shell", "doc", "turn", "fact", "procedure", "handoff"]
 SCRAPE_ARG = {
     "type": "array",
@@ -256,13 +256,13 @@ def _vector_hits(
     "bounded priors, packed into a token budget; reports what was cut.",
     args=schema(
         {
-            "text": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The question, in words."},
             "repo": REPO_ARG,
             "user": USER_ARG,
             "budget": {"type": "integer", "minimum": 50, "maximum": 100000, "description": "Token budget (chars/4)."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many results (default 10)."},
             "allRepos": {"type": "boolean", "description": "Search every repository of the user, fused per repository."},
-            "kinds": {"type": "array", "items": {"enum": KINDS}},
+            "kinds": {"type": "array", "items": {"enum": KINDS}, "description": "Only these kinds (default all)."},
         },
         ["text"],
     ),
@@ -321,7 +321,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "target": {"type": "string", "minLength": 1, "description": "Symbol name, qualified name, id, or file path."},
             "repo": REPO_ARG,
             "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many commits (default 20)."},
             "patch": {"type": "boolean", "description": "Include the bounded patches (default true)."},
         },
         ["target"],

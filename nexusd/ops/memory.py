@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Any
 
+from .. import config
 from ..errors import BadRequest, NotFound
 from ..history.redact import redact
 from ..memory import attach, model
@@ -51,7 +52,7 @@ def stop(daemon: Any) -> None:
 
 
 def _user(args: dict[str, Any]) -> str:
-    return str(args.get("user") or os.environ.get("NEXUS_USER") or getpass.getuser())
+    return str(args.get("user") or config.get("NEXUS_USER") or getpass.getuser())
 
 
 def _scrub(args: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -122,8 +123,8 @@ def _scoped(ctx: Ctx, user: str, repo: Repo, result: dict[str, Any]) -> dict[str
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "title": {"type": "string", "maxLength": 1000},
-            "client": {"type": "string", "maxLength": 200},
+            "title": {"type": "string", "maxLength": 1000, "description": "What the session is about."},
+            "client": {"type": "string", "maxLength": 200, "description": "Which client opened it (e.g. claude-code)."},
             "id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Client-chosen id (idempotent)."},
         }
     ),
@@ -154,7 +155,8 @@ def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "session.end",
     lane="write",
     description="End a session (default: the latest open one), optionally with a summary.",
-    args=schema({"user": USER_ARG, "repo": REPO_ARG, "session": _SESSION, "summary": {"type": "string", "maxLength": MAX_TEXT}}),
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "session": _SESSION, "summary": {"type": "string", "maxLength": MAX_TEXT,
+                                                                                     "description": "What the session achieved."}}),
     tool=True,
 )
 def session_end(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -196,8 +198,9 @@ def session_list(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "user": USER_ARG,
             "repo": REPO_ARG,
             "session": _SESSION,
-            "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "note"]},
-            "text": _TEXT,
+            "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "note"],
+                     "description": "Who spoke (default user)."},
+            "text": {**_TEXT, "description": "The turn's text."},
             "id": {"type": "string", "minLength": 1, "maxLength": 200,
                    "description": "Client-chosen turn id; default: derived from session, role and text."},
         },
@@ -236,7 +239,7 @@ def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "text": _TEXT,
+            "text": {**_TEXT, "description": "The fact, as one self-contained sentence."},
             "about": {"type": "string", "minLength": 1, "description": "The symbol the fact is about."},
             "session": _SESSION,
             "evidence": {**_IDS, "description": "Turn ids the fact rests on."},
@@ -288,10 +291,11 @@ def _public_symbol(symbol: dict[str, Any] | None) -> dict[str, Any] | None:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "title": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What the procedure does."},
             "steps": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
-                      "minItems": 1, "maxItems": 200},
-            "files": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 1000},
+                      "minItems": 1, "maxItems": 200, "description": "The steps, in order."},
+            "files": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 1000,
+                      "description": "Files the procedure applies to (repository-relative)."},
             "session": _SESSION,
         },
         ["title", "steps"],
@@ -335,9 +339,9 @@ def _repo_relative(repo: Repo, path: str) -> str:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "done": _TEXT,
-            "open": {"type": "string", "maxLength": MAX_TEXT},
-            "next": {"type": "string", "maxLength": MAX_TEXT},
+            "done": {**_TEXT, "description": "What was done."},
+            "open": {"type": "string", "maxLength": MAX_TEXT, "description": "What is still open."},
+            "next": {"type": "string", "maxLength": MAX_TEXT, "description": "What the next session should do first."},
             "evidence": {**_IDS, "description": "Turn ids that back the handoff."},
             "session": _SESSION,
         },
@@ -369,7 +373,8 @@ def handoff_write(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     lane="write",  # reading acknowledges the handoff, which is a (journaled) write
     description="The latest handoff for this user and repository, and whether it was already acknowledged; "
     "reading acknowledges it unless `peek`.",
-    args=schema({"user": USER_ARG, "repo": REPO_ARG, "peek": {"type": "boolean"}}),
+    args=schema({"user": USER_ARG, "repo": REPO_ARG, "peek": {"type": "boolean",
+                                                                   "description": "Read without acknowledging."}}),
     tool=True,
 )
 def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
@@ -413,11 +418,14 @@ def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         {
             "user": USER_ARG,
             "repo": REPO_ARG,
-            "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "query": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "What to recall, in words."},
             "budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "Token budget."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "At most this many items (default 20)."},
             "allRepos": {"type": "boolean", "description": "Search every repository where this user has memory."},
-            "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]}},
+            "types": {"type": "array", "items": {"type": "string", "enum": ["fact", "procedure", "handoff"]},
+                      "description": "Only these memory types (default all)."},
+            "peek": {"type": "boolean", "description": "Look without counting a use (for browsing: an answer "
+                     "that is not acted on). Default false: every item returned within the budget counts one use."},
         },
         ["query"],
     ),
@@ -473,13 +481,20 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         item["repo"] = repo.root if repo else None
         items.append(item)
         docs.append(doc)
-    # Count the uses now, under the index lock, so the counts reported are the counts after this call;
-    # the graph gets them from the writer right after (journaled like every memory write).
-    for item, (count, at) in zip(items, svc.index.bump(docs, time.time()), strict=True):
-        item["usedCount"] = count
-        item["lastUsedAt"] = at
-    if docs:
-        svc.schedule_usage_flush()
+    # What counts as a use: an item returned within the budget of a recall that is not a peek (README,
+    # "Memory"). Items cut by the limit or the budget never count. Counted now, under the index lock, so the
+    # counts reported are the counts after this call; the graph gets them from the writer right after
+    # (journaled like every memory write).
+    if args.get("peek"):
+        for item, doc in zip(items, docs, strict=True):
+            item["usedCount"] = doc.used
+            item["lastUsedAt"] = doc.last_used
+    else:
+        for item, (count, at) in zip(items, svc.index.bump(docs, time.time()), strict=True):
+            item["usedCount"] = count
+            item["lastUsedAt"] = at
+        if docs:
+            svc.schedule_usage_flush()
     result: dict[str, Any] = {
         "user": user,
         "query": args["query"],
@@ -651,7 +666,7 @@ def _register_status() -> None:
 _register_status()
 
 
-if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+if config.get("NEXUS_DEBUG_OPS"):
 
     @op(
         "debug.register_repo",

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 SYMBOL_ARG = {
     "type": "string",
     "description": "A symbol: its id, semantic key (py:method:pkg/app.py:Base.run), qualified name (Base.run), "
-    "bare name (run) or path:QualifiedName. An ambiguous name returns `ambiguous` with ranked candidates.",
+    "bare name (run), path:QualifiedName (pkg/app.py:Base.run), or module-qualified (pkg.app.Base.run, "
+    "pkg.app:Base.run). An ambiguous name returns `ambiguous` with ranked candidates.",
 }
 CURSOR_ARG = {"type": "string", "description": "The `truncated.cursor` of an earlier answer: fetches the next page."}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 500}
@@ -41,6 +42,20 @@ MIN_CONFIDENCE = {
     "description": "Follow only call edges of at least this confidence (0.9: bound edges only, no name-only "
     "guesses). Callers left out this way make `impact` a `lower_bound`.",
 }
+# The kinds the parsers emit; `locate --kind` accepts these and any other kind present in the repository.
+SYMBOL_KINDS = ("class", "constant", "constructor", "enum", "field", "function", "impl", "interface", "macro",
+                "method", "module", "namespace", "overload", "property", "property_function", "struct", "trait",
+                "type", "variable")
+
+
+def _check_kinds(req: graphq.Req, kinds: set[str] | None) -> None:
+    """An unknown kind is an error that lists the allowed ones, not an empty answer."""
+    unknown = (kinds or set()) - set(SYMBOL_KINDS)
+    if unknown:
+        unknown -= {s.kind for s in req.snap.by_id.values()}
+    if unknown:
+        raise BadRequest(f"unknown symbol kind {', '.join(sorted(unknown))}",
+                         hint=f"kinds: {', '.join(SYMBOL_KINDS)}")  # fmt: skip
 
 
 def snapshots(daemon: Daemon) -> Snapshots:
@@ -85,8 +100,9 @@ def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[s
     args=schema(
         {
             **COMMON,
-            "query": {"type": "string", "minLength": 1, "maxLength": 300},
-            "kind": {"type": "string", "description": "Only these kinds (comma-separated: class,function,method,...)."},
+            "query": {"type": "string", "minLength": 1, "maxLength": 300,
+                      "description": "A name, a qualified name, a prefix, or words of a name or its doc."},
+            "kind": {"type": "string", "description": "Only these kinds, comma-separated: " + ",".join(SYMBOL_KINDS) + "."},
             "path": {"type": "string", "description": "Only under this path prefix, or matching this glob."},
             "limit": {**LIMIT, "description": "Results per page (default 20)."},
         },
@@ -98,6 +114,7 @@ def locate(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         limit = int(args.get("limit", 20))
         offset = req.offset()
         filters = locate_mod.Filters(args.get("kind"), args.get("path"))
+        _check_kinds(req, filters.kinds)
         found, info = locate_mod.search(req.snap, args["query"], filters, offset + limit)
         rows = [locate_mod.result_row(req.snap, tier, sym) for tier, sym in found]
         exhausted = bool(info.get("exhausted"))
@@ -197,9 +214,11 @@ def context(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         {
             **COMMON,
             "node": {"type": "string", "description": "A symbol (see `symbol`) or a repository-relative file path."},
-            "direction": {"enum": ["in", "out", "both"]},
+            "direction": {"enum": ["in", "out", "both"], "description": "in: edges into the node (its callers, "
+                          "importers, ...), out: edges from it, both (default)."},
             "depth": {**DEPTH, "maximum": 3, "description": "Hops (default 1)."},
-            "edgeKinds": {"type": "array", "items": {"enum": list(graphq.EDGE_KINDS)}},
+            "edgeKinds": {"type": "array", "items": {"enum": list(graphq.EDGE_KINDS)},
+                          "description": "Edge kinds to follow (default all: " + ", ".join(graphq.EDGE_KINDS) + ")."},
             "limit": {**LIMIT, "description": "Neighbors per page (default 100)."},
             "timeMs": TIME_MS,
         },
@@ -227,6 +246,8 @@ def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "depth": {**DEPTH, "description": "Caller hops (default 3)."},
             "limit": {**LIMIT, "description": "Callers per page (default 50)."},
             "minConfidence": MIN_CONFIDENCE,
+            "tests": {"enum": ["include", "exclude", "only"],
+                      "description": "Callers in test files: include (default), exclude, or only those."},
             "timeMs": TIME_MS,
         },
         ["symbol"],
@@ -241,8 +262,9 @@ def impact(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     lane="read",
     tool=True,
     description=(
-        "Call paths between two symbols, shortest first, following calls either way; each hop is labelled `out` "
-        "(left calls right) or `in` (right calls left), with its resolution and confidence."
+        "Call paths between two symbols, shortest first and then most confident, following calls either way (or "
+        "one way with `direction`); each hop is labelled `out` (left calls right) or `in` (right calls left), "
+        "with its resolution and confidence."
     ),
     args=schema(
         {
@@ -251,6 +273,9 @@ def impact(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "to": SYMBOL_ARG,
             "maxDepth": {**DEPTH, "description": "Longest path in hops (default 4)."},
             "maxPaths": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Paths per page (default 5)."},
+            "direction": {"enum": ["both", "callees", "callers"],
+                          "description": "callees: FROM calls ... calls TO only; callers: TO calls ... calls FROM "
+                          "only; both (default) mixes directions."},
             "timeMs": TIME_MS,
         },
         ["from", "to"],
@@ -264,17 +289,20 @@ def paths(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 _FILE_ARGS = schema(
-    {**COMMON, "path": {"type": "string", "description": "A repository-relative file path."}, "limit": LIMIT},
+    {**COMMON, "path": {"type": "string", "description": "A repository-relative file path."},
+     "limit": {**LIMIT, "description": "Files per page (default 100)."}},
     ["path"],
-)
+)  # fmt: skip
 
 
-@op("imports", lane="read", description="The files a file imports, with specifier, line, resolution, confidence.", args=_FILE_ARGS)
+@op("imports", lane="read", tool=True, args=_FILE_ARGS,
+    description="The files a file imports, each with the import's specifier, line, resolution and confidence.")
 def imports(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args["path"]), False))
 
 
-@op("importers", lane="read", description="The files that import a file, with specifier, line, resolution.", args=_FILE_ARGS)
+@op("importers", lane="read", tool=True, args=_FILE_ARGS,
+    description="The files that import a file (who depends on it), each with specifier, line and resolution.")
 def importers(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args["path"]), True))
 

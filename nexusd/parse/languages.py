@@ -4,7 +4,7 @@ Two tables, deliberately separate:
 
 * `PARSED` — the allow-list of languages whose symbols we extract. A language is on it only when a query
   file exists in `queries/` and a hook exists in `extract.py`: the tree-sitter pack ships grammars that hang
-  forever on simple input (FIELD-NOTES: cobol), so nothing is parsed just because a grammar is available.
+  forever on simple input (docs/field-notes.md, tree-sitter: cobol), so nothing is parsed just because a grammar is available.
 * `KNOWN` — every extension we recognise, so a File node can carry a language even when no symbols are
   extracted from it (Go, Rust, Markdown, ...). Adding a parsed language later means: a query file, an entry
   in `PARSED`, a resolver module, and fixtures.

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..repos import Repo
     from ..store import Conn
 
-MAX_DEPTH = 6  # FIELD-NOTES.md: interactive walks stay bounded at six hops
+MAX_DEPTH = 6  # docs/field-notes.md (lookups): interactive walks stay bounded at six hops
 SNIPPET_MAX_LINES = 400
 SNIPPET_MAX_BYTES = 32_000
 
@@ -310,7 +310,11 @@ def impact(req: Req, target: Sym) -> dict[str, Any]:
     floor = min_confidence(req)
     below: set[str] = set()
     reached, timed_out = walk_calls(snap, target, depth, True, req.clock, floor, below)
-    rows = [reached_row(snap, r, target) for r in reached]
+    tests = str(req.args.get("tests", "include"))
+    listed = reached
+    if tests != "include":  # the walk still goes through test code; only the listing is filtered
+        listed = [r for r in reached if snap.is_test(r.sym.path) == (tests == "only")]
+    rows = [reached_row(snap, r, target) for r in listed]
     shown, cut = req.page(rows, limit, total=len(rows))
     by_depth: dict[str, int] = {}
     for r in reached:
@@ -325,6 +329,9 @@ def impact(req: Req, target: Sym) -> dict[str, Any]:
     }
     if floor:
         out["minConfidence"] = floor
+    if tests != "include":
+        out["tests"] = tests
+        out["allCallers"] = len(reached)
     out.update(completeness(snap, target, reached, depth, below))
     if timed_out:
         out["completeness"] = "lower_bound"
@@ -601,9 +608,12 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     """Simple paths between two symbols over POSSIBLY_CALLS taken either way, shortest first.
 
     Each hop says `out` (the left symbol calls the right one) or `in` (the right one calls the left).
-    Order: length, then fewer direction changes, then higher confidence, then the keys along the path.
+    Order: length, then higher confidence, then fewer direction changes, then the keys along the path.
+    `direction`: `callees` keeps paths of `out` hops only (FROM calls ... calls TO), `callers` of `in` hops only
+    (TO calls ... calls FROM); default both.
     """
     snap = req.snap
+    only = {"callees": "out", "callers": "in"}.get(str(req.args.get("direction", "both")))
     max_depth = int(req.args.get("maxDepth", 4))
     max_paths = int(req.args.get("maxPaths", 5))
     offset = req.offset()
@@ -615,7 +625,8 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     cut_reason = None
     if shortest is not None:
         for length in range(max(1, shortest), max_depth + 1):
-            found += _best_paths(snap, src, dst, length, balls.pruning(length), want - len(found), budget, req.clock)
+            found += _best_paths(snap, src, dst, length, balls.pruning(length), want - len(found), budget, req.clock,
+                                 only)  # fmt: skip
             if budget["n"] >= MAX_EXPANSIONS:
                 cut_reason = "expansions"
                 break
@@ -638,8 +649,12 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
         out["truncated"] = cut
     if cut_reason:
         out["searchBound"] = {"bound": cut_reason, "note": "longer or later paths were not enumerated"}
+    if only:
+        out["direction"] = req.args["direction"]
+        out["shortest"] = min((r["length"] for r in rows), default=None)
     if not shown and offset == 0:
-        out["none"] = f"no path of at most {max_depth} call hops (either direction) between them"
+        way = {"out": "FROM calling toward TO", "in": "TO calling toward FROM"}.get(only or "", "either direction")
+        out["none"] = f"no path of at most {max_depth} call hops ({way}) between them"
     return out
 
 
@@ -728,24 +743,25 @@ class _Balls:
 
 def _best_paths(
     snap: Snapshot, src: Sym, dst: Sym, length: int, dist: dict[str, int], need: int, budget: dict[str, int],
-    clock: paging.Clock,
+    clock: paging.Clock, only: str | None = None,
 ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """The first `need` simple paths of exactly `length` hops, in answer order: (turns, -confidence, keys).
+    """The first `need` simple paths of exactly `length` hops, in answer order: (-confidence, turns, keys).
 
     Best-first over partial paths instead of enumerating every path of the length and sorting: each part of
-    the order can only grow along a path (turns never decrease, confidence never rises since every edge's is
-    at most 1, and a key sequence sorts before its extensions), so a complete path leaves the heap only after
+    the order can only grow along a path (confidence never rises since every edge's is at most 1, turns never
+    decrease, and a key sequence sorts before its extensions), so a complete path leaves the heap only after
     every path that sorts before it. Paths through hubs run to the thousands; the answer needs a handful.
+    `only` ("out" or "in") keeps hops of that direction only; the undirected distances still prune soundly.
     """
     out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     far = 1 << 30
     step_cache: dict[tuple[str, int], list[tuple[str, str, Edge]]] = {}
-    # (turns, -confidence, keys, ids, hops as (direction, edge)); keys name a path uniquely, so no ties.
-    heap: list[tuple[int, float, tuple[str, ...], tuple[str, ...], tuple[tuple[str, Edge], ...]]] = [
-        (0, -1.0, (src.key,), (src.id,), ())
+    # (-confidence, turns, keys, ids, hops as (direction, edge)); keys name a path uniquely, so no ties.
+    heap: list[tuple[float, int, tuple[str, ...], tuple[str, ...], tuple[tuple[str, Edge], ...]]] = [
+        (-1.0, 0, (src.key,), (src.id,), ())
     ]
     while heap and len(out) < need:
-        turns, neg_conf, keys, ids, hops = heapq.heappop(heap)
+        neg_conf, turns, keys, ids, hops = heapq.heappop(heap)
         node = ids[-1]
         left = length - len(hops)
         if node == dst.id:
@@ -753,7 +769,7 @@ def _best_paths(
                 rows = [{"from": keys[i], "to": keys[i + 1], "direction": d, "resolution": e.resolution,
                          "confidence": round(e.confidence, 4)} for i, (d, e) in enumerate(hops)]  # fmt: skip
                 row = {"length": len(hops), "confidence": round(-neg_conf, 4), "nodes": list(keys), "hops": rows}
-                out.append(((turns, neg_conf, list(keys)), row))
+                out.append(((neg_conf, turns, list(keys)), row))
             continue
         if left == 0 or budget["n"] >= MAX_EXPANSIONS or (budget["n"] & 1023 == 0 and clock.over()):
             if left:
@@ -764,6 +780,8 @@ def _best_paths(
         if steps is None:  # a hub is reached by many prefixes: scan its thousands of edges once per `left`
             found: dict[str, tuple[str, Edge]] = {}
             for direction, adj in (("out", snap.calls_out), ("in", snap.calls_in)):
+                if only is not None and direction != only:
+                    continue
                 for e in adj.get(node, ()):
                     if e.other not in found and dist.get(e.other, far) <= left - 1:
                         found[e.other] = (direction, e)
@@ -773,8 +791,8 @@ def _best_paths(
             if other_id in ids:
                 continue
             heapq.heappush(heap, (
-                turns + (1 if last is not None and last != direction else 0),
                 neg_conf * round(e.confidence, 4),
+                turns + (1 if last is not None and last != direction else 0),
                 (*keys, snap.by_id[other_id].key),
                 (*ids, other_id),
                 (*hops, (direction, e)),

@@ -2,7 +2,9 @@
 
 Accepted spellings, tried in this order: a symbol id, a semantic key (`py:method:pkg/app.py:Base.run`), a
 qualified name (`Base.run`, or a dotted suffix of one), a bare name (`run`), optionally prefixed by a file
-(`pkg/app.py:Base.run`). When several symbols fit, the error's `data.candidates` lists them ranked: exact
+(`pkg/app.py:Base.run`); then, when none of those matched, a module-qualified name as Python users write it:
+`pkg.app.Base.run`, `pkg.app.main` or `pkg.app:Base.run` (the module is a file's path without its extension,
+`/__init__` dropped, dots for slashes; it may be a dotted suffix of that, so `src/` layouts work). When several symbols fit, the error's `data.candidates` lists them ranked: exact
 name (case included) first, then kind (class, function, method, ..., module), non-test files first, shorter
 path, semantic key.
 """
@@ -42,6 +44,11 @@ def resolve_symbol(snap: Snapshot, arg: str, *, what: str = "symbol") -> Sym:
         how = "name"
     if path_part is not None:
         candidates = [s for s in candidates if s.path == path_part.strip("/")]
+        if not candidates and path_part.strip("/") not in snap.files:
+            candidates = _in_module(snap, path_part.strip(), name_part)  # module:func
+            how = "module and name"
+    if not candidates and path_part is None and "." in name_part:
+        candidates, how = _dotted(snap, name_part), "module-qualified name"
     if not candidates:
         raise NotFound(
             f"no {what} named {text!r}",
@@ -57,9 +64,9 @@ def resolve_symbol(snap: Snapshot, arg: str, *, what: str = "symbol") -> Sym:
     ranked = sorted(candidates, key=lambda s: (s.id not in exact, *snap.rank_key(s)))
     raise Ambiguous(
         f"{len(candidates)} symbols match {text!r} by {how}",
-        hint="pass one candidate's id or key (or `path:QualifiedName`)",
+        hint="pass one candidate's key, `path:QualifiedName` or `pkg.module.Qualified.name`",
         data={
-            "candidates": [_candidate(snap, s) for s in ranked[:MAX_CANDIDATES]],
+            "candidates": _candidates(snap, ranked[:MAX_CANDIDATES]),
             "total": len(candidates),
         },
     )
@@ -75,9 +82,74 @@ def _by_qualified(snap: Snapshot, name: str) -> list[Sym]:
     return [s for s in snap.live(snap.name_lower.get(last, ())) if s.qname.lower().endswith("." + low)]
 
 
+def module_of(path: str) -> str:
+    """`pkg/app.py` -> `pkg.app`; `pkg/__init__.py` -> `pkg`; `src/lib/index.ts` -> `src.lib`."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    for tail in ("/__init__", "/index", "/mod"):
+        if stem.endswith(tail):
+            stem = stem[: -len(tail)]
+            break
+    return stem.replace("/", ".")
+
+
+def _module_matches(path: str, module: str) -> bool:
+    m = module_of(path)
+    return m == module or m.endswith("." + module)
+
+
+def _in_module(snap: Snapshot, module: str, qname: str) -> list[Sym]:
+    """Symbols named `qname` (qualified, exact case first) in files whose module path ends with `module`."""
+    if not module or "/" in module or not qname:
+        return []
+    low = qname.lower()
+    found = [s for s in snap.live(snap.qname_lower.get(low, ())) if s.qname.lower() == low]
+    exact = [s for s in found if s.qname == qname]
+    return [s for s in (exact or found) if _module_matches(s.path, module)]
+
+
+def _dotted(snap: Snapshot, text: str) -> list[Sym]:
+    """`pkg.app.Base.run`: try every split into a module and a qualified name, longest name first; a bare
+    module path (`pkg.app`) names the file's module symbol."""
+    parts = text.split(".")
+    for i in range(1, len(parts)):
+        found = _in_module(snap, ".".join(parts[:i]), ".".join(parts[i:]))
+        if found:
+            return found
+    modules = []
+    for path, ids in snap.by_file.items():
+        if _module_matches(path, text):
+            modules += [s for s in (snap.by_id.get(i) for i in ids) if s is not None and s.kind == "module"]
+    return modules
+
+
+STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+
+
+def _candidates(snap: Snapshot, syms: list[Sym]) -> list[dict[str, Any]]:
+    """Candidate rows with their lines; `stub` marks a declaration without the implementation: a stub file
+    (.pyi, .d.ts), or an overload of a name defined several times in one file that is not its longest body."""
+    longest: dict[tuple[str, str], Sym] = {}
+    count: dict[tuple[str, str], int] = {}
+    for s in syms:
+        k = (s.path, s.qname)
+        count[k] = count.get(k, 0) + 1
+        best = longest.get(k)
+        if best is None or (s.end - s.start, s.start) > (best.end - best.start, best.start):
+            longest[k] = s
+    rows = []
+    for s in syms:
+        row = _candidate(snap, s)
+        k = (s.path, s.qname)
+        if s.path.endswith(STUB_SUFFIXES) or (count[k] > 1 and longest[k] is not s):
+            row["stub"] = True
+        rows.append(row)
+    return rows
+
+
 def _candidate(snap: Snapshot, sym: Sym) -> dict[str, Any]:
     row = sym.ref()
     row["qualifiedName"] = sym.qname
+    row["endLine"] = sym.end
     if snap.is_test(sym.path):
         row["test"] = True
     return row

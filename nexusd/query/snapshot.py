@@ -1,6 +1,6 @@
 """An in-daemon copy of one repository's symbol table and call graph, for answers in milliseconds.
 
-Kuzu answers a 1-hop lookup by id in ~5 ms and plans `WHERE id IN $list` as a scan (FIELD-NOTES.md; measured
+Kuzu answers a 1-hop lookup by id in ~5 ms and plans `WHERE id IN $list` as a scan (docs/field-notes.md, lookups; measured
 1.7 s for 2,000 ids on the stdlib graph), so locate (target 2 ms) and impact at depth 3 (target 30 ms) walk this
 copy instead: symbols (display fields only; doc and source stay in the graph), CONTAINS parents, POSSIBLY_CALLS
 and INHERITS adjacency both ways, the names behind unresolved calls, and the identifier token indexes of

@@ -1,6 +1,6 @@
 """How a sync batch becomes graph writes. Cypher lives here; Kuzu does not (the store executes it).
 
-Two paths, because Kuzu's costs differ by three orders of magnitude (FIELD-NOTES.md):
+Two paths, because Kuzu's costs differ by three orders of magnitude (docs/field-notes.md, bulk loading):
 - cold: CSV files and `COPY` for every table (100k symbols and 300k edges in well under a second);
 - incremental: per batch, delete what the changed files owned and re-insert with `COPY ... FROM (UNWIND ...)`,
   restoring the edges other files had into symbols that survived (ids are stable across edits).

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import config
 from ..errors import TooLarge
 from ..parse.facts import FileFacts
 from ..resolve.base import FileResolution, RepoIndex
@@ -41,7 +42,7 @@ Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
 FACTS_CACHE_VERSION = 4  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263
 INLINE_MAX_FILES = 8
-MAX_FILE_BYTES = int(os.environ.get("NEXUS_MAX_FILE_BYTES", str(2_000_000)))
+MAX_FILE_BYTES = int(config.get("NEXUS_MAX_FILE_BYTES"))
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Warm parser processes with a per-file wall-clock limit.
 
-Parsing runs outside the daemon process for two reasons (FIELD-NOTES.md): Python-side extraction is CPU-bound
+Parsing runs outside the daemon process for two reasons (docs/field-notes.md, tree-sitter): Python-side extraction is CPU-bound
 and scales with processes, not threads; and a grammar can hang on hostile input, which no callback can stop —
 only killing the process can. Each worker keeps its parsers and compiled queries warm for the daemon's life.
 
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from .. import config
 from ..parse.facts import Diagnostic, FileFacts, content_hash
 
 log = logging.getLogger(__name__)
 
-FILE_TIMEOUT_S = float(os.environ.get("NEXUS_PARSE_TIMEOUT", "10"))
+FILE_TIMEOUT_S = float(config.get("NEXUS_PARSE_TIMEOUT"))
 BATCH = 16
 
 

@@ -1,4 +1,4 @@
-"""Which files of a repository NEXUS may look at: the walk rules of DESIGN section 4.
+"""Which files of a repository NEXUS may look at: the walk rules of docs/conventions.md point 7.
 
 The cold index calls `WalkRules.walk()`; the watcher calls `WalkRules.is_ignored()` once per event, so both
 share one rule set and one per-directory cache of ignore specs. Both are pure path logic: the walk never opens a

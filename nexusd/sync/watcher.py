@@ -28,11 +28,12 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
+from .. import config
 from .walk import DEFAULT_IGNORED_DIRS, WalkRules
 
 log = logging.getLogger(__name__)
 
-SETTLE_S = float(os.environ.get("NEXUS_SETTLE_MS", "40")) / 1000
+SETTLE_S = float(config.get("NEXUS_SETTLE_MS")) / 1000
 MAX_DELAY_S = 1.0
 FULL_SCAN_OVER = 500
 COOKIE_PREFIX = ".nexus-cookie-"

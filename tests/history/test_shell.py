@@ -47,13 +47,11 @@ def run_interactive(shell: str, tmp_path: Path, spool: Path, rc_extra: str = "")
     return proc.stdout
 
 
-def shells() -> list[str]:
-    found = [s for s in ("bash", "zsh") if shutil.which(s)]
-    assert "bash" in found
-    return found
+ZSH_MISSING = "zsh is not installed: the zsh prompt hook is untested here (install zsh; .ci/run does)"
+SHELLS = ["bash", pytest.param("zsh", marks=pytest.mark.skipif(shutil.which("zsh") is None, reason=ZSH_MISSING))]
 
 
-@pytest.mark.parametrize("shell", shells())
+@pytest.mark.parametrize("shell", SHELLS)
 def test_hook_records_commands_in_a_real_shell(shell: str, tmp_path: Path) -> None:
     spool = tmp_path / "spool" / "shell.spool"
     spool.parent.mkdir(mode=0o700)
@@ -80,7 +78,7 @@ def test_hook_records_commands_in_a_real_shell(shell: str, tmp_path: Path) -> No
     assert len({c.id for c in commands}) == len(commands)
 
 
-@pytest.mark.parametrize("shell", shells())
+@pytest.mark.parametrize("shell", SHELLS)
 def test_hook_never_fails_the_prompt_when_the_spool_is_unwritable(shell: str, tmp_path: Path) -> None:
     spool = tmp_path / "missing-dir" / "shell.spool"
     out = run_interactive(shell, tmp_path, spool)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import DaemonProcess, wait_for
+from tests.history.test_shell import SHELLS
 
 from .conftest import Factory, register
 
@@ -25,10 +25,8 @@ def run_interactive(shell: str, rc: Path, cwd: Path, commands: list[str], env: d
     subprocess.run(argv, input=script, text=True, cwd=cwd, env={**env, **extra}, capture_output=True, timeout=30)
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize("shell", SHELLS)
 def test_hook_records_exit_codes_in_a_real_shell(daemon: DaemonProcess, new_repo: Factory, tmp_path: Path, shell: str) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
     repo = new_repo()
     rc_dir = tmp_path / f"rc-{shell}"
     rc_dir.mkdir()

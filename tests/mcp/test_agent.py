@@ -29,7 +29,7 @@ def rows(daemon: DaemonProcess, query: str, **params: Any) -> list[list[Any]]:
 
 
 def test_stub_agent_runs_the_scripted_loop_and_leaves_memory(mcp_daemon: DaemonProcess, indexed_repo: Path) -> None:
-    report = agent(mcp_daemon, indexed_repo, env={"NEXUS_ALLOW_TESTS": "0"})
+    report = agent(mcp_daemon, indexed_repo, env={"NEXUS_ALLOW_TESTS": "0"}, handoff=True)
     assert "error" not in report, report.get("error")
     client = mcp_daemon.client()
     offered = {e["name"].replace(".", "_") for e in client.catalogue if e.get("tool")}

@@ -1,0 +1,198 @@
+"""Every NEXUS_* setting in one place: its type, default and meaning, read from a TOML file and the environment.
+
+Where a value comes from, later winning:
+
+    default      the `default` below
+    file         `config.toml`: $NEXUS_CONFIG, else $NEXUS_HOME/config.toml, else the user's config directory
+                 (`~/.config/nexus/config.toml` on Linux); keys are the names without the prefix, lower-case
+                 (`settle_ms = 40`, `embed_url = "http://..."`)
+    env          the environment variable (`NEXUS_SETTLE_MS=40`)
+
+NEXUS_HOME and NEXUS_CONFIG are read from the environment only, since they decide where the file is. A value
+that does not parse as its type is reported by `nexus config` and the default is used instead; nothing fails
+to start because of a typo in a setting. This module is pure data plus a file read: clients import it.
+`nexus config` (client/commands/config.py) shows every setting, its value and its source; the README's
+"Configuration" section lists them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PREFIX = "NEXUS_"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    doc: str
+    read_by: str  # "daemon", "client" or "both": which process acts on it
+    env_only: bool = False
+
+    @property
+    def key(self) -> str:
+        """The key in config.toml."""
+        return self.name[len(PREFIX):].lower()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("NEXUS_HOME", str, None, "One folder for data/, state/ and run/ (default: the platform's directories).", "both", env_only=True),
+    Setting("NEXUS_CONFIG", str, None, "The settings file (default: $NEXUS_HOME/config.toml, else ~/.config/nexus/config.toml).", "both", env_only=True),
+    Setting("NEXUS_USER", str, None, "Memory owner (default: the OS user).", "both"),
+    Setting("NEXUS_SESSION", str, None, "Memory session id used by `turn`, `remember`, ... when --session is not given.", "client",
+            env_only=True),
+    Setting("NEXUS_NO_AUTOSTART", bool, False, "Fail instead of starting the daemon when it is down.", "client"),
+    Setting("NEXUS_START_TIMEOUT", float, 30.0, "Seconds a client waits for a daemon it started to answer.", "client"),
+    Setting("NEXUS_SHELL_RC", str, None, "The rc file `nexus hook install --shell` edits (default ~/.bashrc or ~/.zshrc).", "client"),
+    Setting("NEXUS_AGENT_MODEL", str, None, "Claude model of `nexus agent --provider claude`.", "client"),
+    Setting("NEXUS_ALLOW_TESTS", bool, False, "Let `nexus agent` run the repository's test files.", "client"),
+    Setting("NEXUS_LOG_LEVEL", str, "INFO", "Daemon log level (DEBUG, INFO, WARNING, ERROR).", "daemon"),
+    Setting("NEXUS_BUFFER_POOL_MB", int, 384, "Kuzu buffer pool of the daemon, in MB.", "daemon"),
+    Setting("NEXUS_MAX_FILE_BYTES", int, 2_000_000, "Files larger than this are skipped with a diagnostic.", "daemon"),
+    Setting("NEXUS_PARSE_TIMEOUT", float, 10.0, "Wall-clock limit for parsing one file, in seconds.", "daemon"),
+    Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
+    Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),
+    Setting("NEXUS_SPOOL_INTERVAL", float, 30.0, "Seconds between ingests of the shell and git-hook spools.", "daemon"),
+    Setting("NEXUS_HISTORY_COMMITS", int, 200, "Commits read by the first `history sync` of a repository.", "daemon"),
+    Setting("NEXUS_HISTORY_TRANSCRIPTS", bool, False, "Ingest Claude Code transcripts on every `history sync`.", "daemon"),
+    Setting("NEXUS_EMBED_URL", str, None, "OpenAI-style embeddings endpoint; with NEXUS_EMBED_MODEL, `query` adds vectors.", "daemon"),
+    Setting("NEXUS_EMBED_MODEL", str, None, "Model name sent to NEXUS_EMBED_URL.", "daemon"),
+    Setting("NEXUS_EMBED_TIMEOUT", float, 2.0, "Seconds to wait for the embeddings endpoint.", "daemon"),
+    Setting("NEXUS_SHARED_REPOS", bool, False, "Every user of this daemon may read every repository's code graph.", "daemon"),
+    Setting("NEXUS_DEBUG_OPS", bool, False, "Register test-only operations (tests only).", "daemon"),
+    Setting("NEXUS_FAULT_EXTRACT", str, None, "Glob of paths whose extraction raises (fault injection, tests only).", "daemon"),
+    Setting("NEXUS_FAULT_HANG", str, None, "Glob of paths whose extraction hangs (fault injection, tests only).", "daemon"),
+)
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off", ""}
+
+
+def config_file(environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get("NEXUS_CONFIG"):
+        return Path(env["NEXUS_CONFIG"]).expanduser()
+    if env.get("NEXUS_HOME"):
+        return Path(env["NEXUS_HOME"]).expanduser() / "config.toml"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("nexus")) / "config.toml"
+
+
+def _parse(setting: Setting, raw: Any) -> Any:
+    if setting.type is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in TRUE:
+            return True
+        if text in FALSE:
+            return False
+        raise ValueError(f"expected 1/0, true/false, yes/no or on/off, got {raw!r}")
+    if setting.type in (int, float):
+        if isinstance(raw, bool):
+            raise ValueError(f"expected a number, got {raw!r}")
+        return setting.type(raw)
+    return str(raw)
+
+
+def _read_file(path: Path) -> tuple[dict[str, Any], str | None]:
+    if not path.is_file():
+        return {}, None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh), None
+    except (OSError, ValueError) as exc:
+        return {}, f"{path}: {exc}"
+
+
+@dataclass
+class Value:
+    setting: Setting
+    value: Any
+    source: str  # default | file | env
+    problem: str | None = None
+
+
+class Config:
+    """The settings in force: resolved once from the defaults, the file and an environment."""
+
+    def __init__(self, environ: dict[str, str] | os._Environ[str] | None = None):
+        env = os.environ if environ is None else environ
+        self._env = dict(env)
+        self.file = config_file(env)
+        data, self.file_error = _read_file(self.file)
+        self.unknown_keys = sorted(k for k in data if k not in BY_KEY)
+        self.values: dict[str, Value] = {}
+        for s in SETTINGS:
+            v = Value(s, s.default, "default")
+            candidates: list[tuple[str, Any]] = []
+            if s.key in data and not s.env_only:
+                candidates.append(("file", data[s.key]))
+            if env.get(s.name) is not None:
+                candidates.append(("env", env[s.name]))
+            for source, raw in candidates:
+                try:
+                    v = Value(s, _parse(s, raw), source)
+                except (TypeError, ValueError) as exc:
+                    v.problem = f"{source} value ignored: {exc}"
+            self.values[s.name] = v
+
+    def get(self, name: str) -> Any:
+        return self.values[name].value
+
+    def environ(self) -> dict[str, str]:
+        """The settings that came from the file or the environment, as environment strings (for a child)."""
+        out = {}
+        for v in self.values.values():
+            if v.source != "default" and v.value is not None:
+                out[v.setting.name] = ("1" if v.value else "0") if v.setting.type is bool else str(v.value)
+        return out
+
+    def from_env(self) -> dict[str, str]:
+        """The settings this environment sets, as given (what a service unit must carry over)."""
+        return {v.setting.name: str(self._env[v.setting.name]) for v in self.values.values() if v.source == "env"}
+
+    def explain(self) -> list[dict[str, Any]]:
+        rows = []
+        for v in self.values.values():
+            s = v.setting
+            row = {"name": s.name, "key": s.key, "value": v.value, "source": v.source, "default": s.default,
+                   "type": s.type.__name__, "readBy": s.read_by, "doc": s.doc}  # fmt: skip
+            if v.problem:
+                row["problem"] = v.problem
+            rows.append(row)
+        return rows
+
+
+_CURRENT: Config | None = None
+
+
+def current() -> Config:
+    """The process's settings (read once; `reload()` after changing the environment)."""
+    global _CURRENT
+    if _CURRENT is None:
+        _CURRENT = Config()
+    return _CURRENT
+
+
+def reload() -> Config:
+    global _CURRENT
+    _CURRENT = None
+    return current()
+
+
+def get(name: str) -> Any:
+    """The value in force of one setting (`get("NEXUS_SETTLE_MS")`)."""
+    return current().get(name)
