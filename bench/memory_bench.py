@@ -213,6 +213,37 @@ def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
     return out
 
 
+def wire_row(limit: int = 250) -> dict[str, Any]:
+    """What shipping parse outcomes back costs: pickled objects (before) against the msgpack arrays the workers
+    send now, over the standard library's top-level modules (CPU seconds in this process)."""
+    import pickle
+    import sysconfig
+
+    from nexusd.sync.parsepool import ParseTask, decode_outcome, encode_outcome, process_one
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = [str(p.relative_to(root)) for p in sorted(root.glob("*.py"))][:limit]
+    c0 = time.process_time()
+    outs = [process_one(str(root), ParseTask(f), 2_000_000) for f in files]
+    extract = time.process_time() - c0
+
+    def cpu(fn: Any, items: list[Any]) -> tuple[list[Any], float]:
+        t0 = time.process_time()
+        res = [fn(x) for x in items]
+        return res, round(time.process_time() - t0, 3)
+
+    pickled, p_dump = cpu(lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL), outs)
+    _, p_load = cpu(pickle.loads, pickled)
+    packed, m_enc = cpu(encode_outcome, outs)
+    back, m_dec = cpu(decode_outcome, packed)
+    assert back == outs
+    out = {"files": len(outs), "extract_cpu_s": round(extract, 3),
+           "pickle": {"encode_s": p_dump, "decode_s": p_load, "mb": round(sum(map(len, pickled)) / 1e6, 2)},
+           "msgpack": {"encode_s": m_enc, "decode_s": m_dec, "mb": round(sum(map(len, packed)) / 1e6, 2)}}
+    print(f"[wire] {out}", flush=True)
+    return out
+
+
 def _median_run(cmd: list[str], n: int, env: dict[str, str]) -> float:
     samples = []
     for _ in range(n):
@@ -257,7 +288,7 @@ def _op_ms(c: Any, n: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", action="append", choices=["gen1k", "gen5k", "gen20k", "stdlib"])
+    ap.add_argument("--corpus", action="append", choices=["none", "gen1k", "gen5k", "gen20k", "stdlib"])
     ap.add_argument("--idle-wait", type=float, default=60.0, help="seconds of idling before the parser row")
     ap.add_argument("--skip-idle", action="store_true", help="skip the parsers-idle row")
     ap.add_argument("--skip-status", action="store_true")
@@ -269,12 +300,15 @@ def main() -> None:
     try:
         result["idle"] = idle_row()
         idle_anon = result["idle"]["daemon"]["anon"]
+        result["wire"] = wire_row()
         if not opts.skip_status:
             result["status"] = status_row(work)
         if not opts.skip_idle:
             result["parsers_idle"] = parsers_idle_row(generate(work / "idle", 300), opts.idle_wait)
         rows = []
         for name in chosen:
+            if name == "none":
+                continue
             if name == "stdlib":
                 root = copy_stdlib(work / "stdlib")
             else:
