@@ -134,6 +134,68 @@ def idle_row(settle_s: float = 3.0) -> dict[str, Any]:
     return out
 
 
+_BREAKDOWN = r"""
+import json, sys, tempfile, kuzu
+from pathlib import Path
+def anon():
+    for line in open('/proc/self/status'):
+        if line.startswith('RssAnon'):
+            return round(int(line.split()[1]) / 1024, 1)
+out = {'python+kuzu import': anon()}
+from nexusd import schema
+from nexusd.store import Store
+home = Path(tempfile.mkdtemp())
+store = Store(home / 'db')
+out['database+connection+fts extension'] = anon()
+c = store._admin
+nodes = schema.REGISTRY_TABLES + schema.CODE_NODE_TABLES + schema.HISTORY_NODE_TABLES + schema.MEMORY_NODE_TABLES
+for ddl in nodes:
+    c.execute(ddl)
+out['node tables'] = anon()
+out['node table count'] = sum(1 for d in nodes if 'NODE TABLE' in d)
+for ddl in schema.CODE_REL_TABLES + schema.HISTORY_REL_TABLES + schema.MEMORY_REL_TABLES:
+    c.execute(ddl)
+out['rel tables'] = anon()
+store.ensure_fts()
+out['fts indexes'] = anon()
+out['fts index count'] = len(schema.FTS_INDEXES)
+store.checkpoint()
+store.close()
+print(json.dumps(out))
+print(home / 'db')
+"""
+
+_REOPEN = r"""
+import json, sys
+from pathlib import Path
+def anon():
+    for line in open('/proc/self/status'):
+        if line.startswith('RssAnon'):
+            return round(int(line.split()[1]) / 1024, 1)
+from nexusd.store import Store
+store = Store(Path(sys.argv[1]))
+store.ensure_schema()
+print(json.dumps({'existing empty database opened (a restart)': anon()}))
+"""
+
+
+def idle_breakdown_row() -> dict[str, Any]:
+    """Where the idle daemon's anonymous memory goes, step by step in a fresh process (MB of RssAnon after
+    each step; Kuzu's buffer pool size makes no difference to these, see the report)."""
+    import json
+
+    here = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.run([sys.executable, "-c", _BREAKDOWN], capture_output=True, text=True, check=True, cwd=here)
+    lines = proc.stdout.strip().splitlines()
+    out: dict[str, Any] = json.loads(lines[-2])
+    db = Path(lines[-1])
+    proc = subprocess.run([sys.executable, "-c", _REOPEN, str(db)], capture_output=True, text=True, check=True, cwd=here)
+    out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    shutil.rmtree(db.parent, ignore_errors=True)
+    print(f"[idle-breakdown] RssAnon MB after each step: {out}", flush=True)
+    return out
+
+
 def parse_only(root: Path) -> dict[str, Any]:
     """index_bench's parse-only floor, with its CPU time too (one process)."""
     from bench.index_bench import parse_only as floor
@@ -300,6 +362,7 @@ def main() -> None:
     try:
         result["idle"] = idle_row()
         idle_anon = result["idle"]["daemon"]["anon"]
+        result["idle_breakdown"] = idle_breakdown_row()
         result["wire"] = wire_row()
         if not opts.skip_status:
             result["status"] = status_row(work)
