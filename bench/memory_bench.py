@@ -11,7 +11,8 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, and the
   first query after a restart;
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
-  and the latency of the next one-file edit and of the next many-file sync (which needs the pool back);
+  and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
+  the pool back), both given their paths as the watcher gives them;
 - status: `nexus status` as a whole process with five registered repositories, against `python -c pass`,
   and the daemon-side `status` op alone.
 
@@ -260,13 +261,18 @@ def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
             files = sorted(root.rglob("m*.py"))
             one = files[0]
             one.write_text(one.read_text() + "\n\ndef idle_edit_0(x):\n    return x\n")
-            _, secs = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
+            # Explicit paths (what the watcher hands the writer): the time is the parse and the write, no walk.
+            rel = [str(one.relative_to(root))]
+            r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rel}, timeout=600))
+            assert r.get("parsed") == 1, r
             out["one_file_sync_after_idle_ms"] = round(secs * 1000, 1)
+            out["one_file_after"] = parsers(pid)
             time.sleep(wait_s)
             many = files[1:41]
             for f in many:
                 f.write_text(f.read_text() + "\n\ndef idle_edit_1(x):\n    return x\n")
-            r, secs = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
+            rels = [str(f.relative_to(root)) for f in many]
+            r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rels}, timeout=600))
             out["many_file_sync_after_idle_ms"] = round(secs * 1000, 1)
             out["many_files"] = len(many)
             out["many_parsed"] = r.get("parsed")
