@@ -266,6 +266,7 @@ def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
             r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rel}, timeout=600))
             assert r.get("parsed") == 1, r
             out["one_file_sync_after_idle_ms"] = round(secs * 1000, 1)
+            out["one_file_phases_s"] = r.get("seconds")
             out["one_file_after"] = parsers(pid)
             time.sleep(wait_s)
             many = files[1:41]
@@ -274,6 +275,7 @@ def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
             rels = [str(f.relative_to(root)) for f in many]
             r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rels}, timeout=600))
             out["many_file_sync_after_idle_ms"] = round(secs * 1000, 1)
+            out["many_file_phases_s"] = r.get("seconds")
             out["many_files"] = len(many)
             out["many_parsed"] = r.get("parsed")
             out["after_many"] = parsers(pid)
