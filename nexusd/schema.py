@@ -135,11 +135,13 @@ CODE_DROP_ORDER = (
 MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) for t in MEMORY_NODE_TABLES]
 
 # Full-text indexes (Kuzu FTS) over prose. Identifier search does not use FTS (see nexusd/query/locate.py).
+# Each full-text index costs ~10-16 MB of resident memory at every open (its internal tables' key indexes,
+# ARCHITECTURE.md "Memory at rest") and work on every insert: only tables a query searches get one. Turn had one
+# that nothing queried; `Store.ensure_fts` drops indexes no longer listed here.
 FTS_INDEXES = {
     # table: (index name, properties)
     "Fact": ("fact_fts", ["searchText"]),
     "Procedure": ("procedure_fts", ["searchText"]),
     "Handoff": ("handoff_fts", ["searchText"]),
-    "Turn": ("turn_fts", ["searchText"]),
     "HistoryText": ("history_fts", ["searchText"]),
 }

@@ -281,7 +281,13 @@ class Store:
     def ensure_fts(self) -> None:
         if not self.fts_available:
             return
-        existing = {row[1] for row in self._admin.rows("CALL SHOW_INDEXES() RETURN *")}
+        rows = self._admin.dicts("CALL SHOW_INDEXES() RETURN *")
+        existing = {row["index_name"] for row in rows}
+        wanted = {index for index, _props in schema.FTS_INDEXES.values()}
+        for row in rows:
+            if row["index_type"] == "FTS" and row["index_name"] not in wanted:
+                self._admin.execute(f"CALL DROP_FTS_INDEX('{row['table_name']}', '{row['index_name']}')")
+                log.info("dropped the full-text index %s, which no query uses", row["index_name"])
         for table, (index, props) in schema.FTS_INDEXES.items():
             if index not in existing:
                 cols = ", ".join(f"'{p}'" for p in props)

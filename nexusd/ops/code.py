@@ -255,6 +255,7 @@ def _unregister(ctx: Ctx, repo: Repo) -> None:
         conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo.id})
     registry(ctx).remove(repo.id)
     ctx.daemon.services.get("engines", {}).pop(repo.id, None)
+    ctx.daemon.services.get("status.counts", {}).pop(repo.id, None)
     snapshots = ctx.daemon.services.get("query.snapshots")
     if snapshots is not None:
         snapshots.drop(repo.id)  # the in-daemon copy the query ops answer from
@@ -450,7 +451,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
     for repo in chosen:
         if repo is None or (user and owner_of(repo) != user and not repo_shared()):
             continue
-        counts = graphwrite.repo_counts(ctx.conn, repo.id)
+        counts, diags = _graph_counts(ctx.daemon, ctx.conn, repo)
         build = repo.last_build or {}
         out.append(
             {
@@ -461,7 +462,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
                 **repo.freshness(),
                 "next": _next_action(repo),
                 **counts,
-                "diagnostics": graphwrite.diagnostics(ctx.conn, repo.id, limit=20),
+                "diagnostics": diags,
                 "skipped": _skipped(ctx.daemon, repo),
             }
         )
@@ -472,6 +473,24 @@ def _skipped(daemon: Daemon, repo: Repo) -> dict[str, Any]:
     """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
     eng = daemon.services.get("engines", {}).get(repo.id)
     return eng.skipped_summary() if eng is not None else {}
+
+
+def _graph_counts(daemon: Daemon, conn: Conn, repo: Repo) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A repository's counts and diagnostics, computed once per state of its graph (six scans of the repository's
+    nodes and edges: ~8 ms each time on a few hundred files) instead of on every `status`.
+
+    Every write to a code graph goes through `run_sync`, which leaves a new `last_build` (ok or failed, with its
+    time) or, for a no-op, nothing changed; `graph_version` moves with every commit. So the pair is a key that
+    changes whenever the counts can; `repo.forget` drops the entry with the repository."""
+    cache: dict[str, tuple[Any, dict[str, Any], list[dict[str, Any]]]] = daemon.services.setdefault("status.counts", {})
+    key = (repo.graph_version, repo.indexed_at, json.dumps(repo.last_build, sort_keys=True, default=str))
+    hit = cache.get(repo.id)
+    if hit is not None and hit[0] == key:
+        return hit[1], hit[2]
+    counts = graphwrite.repo_counts(conn, repo.id)
+    diags = graphwrite.diagnostics(conn, repo.id, limit=20)
+    cache[repo.id] = (key, counts, diags)
+    return counts, diags
 
 
 STATUS_SECTIONS.append(status_section)

@@ -168,7 +168,7 @@ def max_first_index_files() -> int:
     """The cap on files of a first index (NEXUS_MAX_FILES; 0 means none): a mistyped path such as a home
     directory or a mount of millions of files is refused instead of filling the graph for an hour."""
     try:
-        return max(0, int(os.environ.get("NEXUS_MAX_FILES", DEFAULT_MAX_FILES)))
+        return max(0, int(config.get("NEXUS_MAX_FILES")))
     except ValueError:
         return DEFAULT_MAX_FILES
 

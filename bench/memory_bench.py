@@ -1,0 +1,401 @@
+"""How light the daemon is: resident memory, CPU per file, the first answer, and `status`.
+
+    .venv/bin/python bench/memory_bench.py [--corpus gen1k|gen5k|gen20k|stdlib ...] [--idle-wait 60]
+                                           [--skip-status] [--skip-idle]
+
+Rows (each printed, all written to bench/results/memory_bench.json):
+- idle: the daemon's RSS (and anonymous RSS) a few seconds after start with an empty NEXUS_HOME;
+- per corpus (default gen1k; gen5k, gen20k and stdlib on request — heavy, run them one at a time): parse-only
+  wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
+  plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
+  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, and the
+  first query after a restart;
+- parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
+  and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
+  the pool back), both given their paths as the watcher gives them;
+- status: `nexus status` as a whole process with five registered repositories, against `python -c pass`,
+  and the daemon-side `status` op alone.
+
+Targets (the issue on a light daemon): idle <= 60 MB; stdlib after queries <= 300 MB; <= 1.5 KB per symbol;
+parsers idle <= 1 warm worker (or none) with the first parse < 100 ms; stdlib cold CPU <= 2.5x and wall <= 2x
+parse-only; 1k small files wall <= 4x parse-only; first query after a cold index or a restart <= 0.2 s;
+`nexus status` with five repositories <= 3.5x `python -c pass`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nexus_client import connect  # noqa: E402
+
+from bench.harness import BenchDaemon, write_result  # noqa: E402
+from bench.index_bench import copy_stdlib, generate  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+QUERIES = ["main", "run", "helper", "parse", "Service1"]
+
+
+# -- /proc readings ---------------------------------------------------------------------------------
+
+
+def mem_mb(pid: int) -> dict[str, float]:
+    out = {}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            key = line.split(":", 1)[0]
+            if key in ("VmRSS", "RssAnon"):
+                out["rss" if key == "VmRSS" else "anon"] = round(int(line.split()[1]) / 1024, 1)
+    return out
+
+
+def children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                kids += [int(x) for x in fh.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def cpu_s(pid: int, *, with_reaped: bool = True) -> float:
+    """utime+stime of the process (and of its reaped children), in seconds."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if with_reaped else 0)
+    return ticks / TICK
+
+
+def tree_cpu_s(pid: int) -> float:
+    total = cpu_s(pid)
+    for kid in children(pid):
+        try:
+            total += cpu_s(kid)
+        except OSError:
+            pass
+    return total
+
+
+def parsers(pid: int) -> dict[str, Any]:
+    """The daemon's child processes (parser workers and the resource tracker multiprocessing starts)."""
+    kids = []
+    for kid in children(pid):
+        try:
+            with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            kids.append({"pid": kid, **mem_mb(kid), "tracker": "resource_tracker" in cmd})
+        except OSError:
+            pass
+    workers = [k for k in kids if not k["tracker"]]
+    return {"workers": len(workers), "rss_mb": round(sum(k["rss"] for k in workers), 1),
+            "other_children_rss_mb": round(sum(k["rss"] for k in kids if k["tracker"]), 1)}
+
+
+def quiesce(pid: int, limit_s: float = 60.0) -> float:
+    """Wait until the daemon (and its children) spend under 0.05 CPU-s in a second: background work after an
+    index (checkpoint, history scan, snapshot) would otherwise land inside the next timing."""
+    t0 = time.monotonic()
+    last = tree_cpu_s(pid)
+    while time.monotonic() - t0 < limit_s:
+        time.sleep(1.0)
+        now = tree_cpu_s(pid)
+        if now - last < 0.05:
+            break
+        last = now
+    return round(time.monotonic() - t0, 1)
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+# -- rows -------------------------------------------------------------------------------------------
+
+
+def idle_row(settle_s: float = 3.0) -> dict[str, Any]:
+    with BenchDaemon() as d:
+        assert d.proc is not None
+        time.sleep(settle_s)
+        out = {"daemon": mem_mb(d.proc.pid), "parsers": parsers(d.proc.pid), "settle_s": settle_s}
+    print(f"[idle] nothing registered: {out}", flush=True)
+    return out
+
+
+_BREAKDOWN = r"""
+import json, sys, tempfile, kuzu
+from pathlib import Path
+def anon():
+    for line in open('/proc/self/status'):
+        if line.startswith('RssAnon'):
+            return round(int(line.split()[1]) / 1024, 1)
+out = {'python+kuzu import': anon()}
+from nexusd import schema
+from nexusd.store import Store
+home = Path(tempfile.mkdtemp())
+store = Store(home / 'db')
+out['database+connection+fts extension'] = anon()
+c = store._admin
+nodes = schema.REGISTRY_TABLES + schema.CODE_NODE_TABLES + schema.HISTORY_NODE_TABLES + schema.MEMORY_NODE_TABLES
+for ddl in nodes:
+    c.execute(ddl)
+out['node tables'] = anon()
+out['node table count'] = sum(1 for d in nodes if 'NODE TABLE' in d)
+for ddl in schema.CODE_REL_TABLES + schema.HISTORY_REL_TABLES + schema.MEMORY_REL_TABLES:
+    c.execute(ddl)
+out['rel tables'] = anon()
+store.ensure_fts()
+out['fts indexes'] = anon()
+out['fts index count'] = len(schema.FTS_INDEXES)
+store.checkpoint()
+store.close()
+print(json.dumps(out))
+print(home / 'db')
+"""
+
+_REOPEN = r"""
+import json, sys
+from pathlib import Path
+def anon():
+    for line in open('/proc/self/status'):
+        if line.startswith('RssAnon'):
+            return round(int(line.split()[1]) / 1024, 1)
+from nexusd.store import Store
+store = Store(Path(sys.argv[1]))
+store.ensure_schema()
+print(json.dumps({'existing empty database opened (a restart)': anon()}))
+"""
+
+
+def idle_breakdown_row() -> dict[str, Any]:
+    """Where the idle daemon's anonymous memory goes, step by step in a fresh process (MB of RssAnon after
+    each step; Kuzu's buffer pool size makes no difference to these, see the report)."""
+    import json
+
+    here = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.run([sys.executable, "-c", _BREAKDOWN], capture_output=True, text=True, check=True, cwd=here)
+    lines = proc.stdout.strip().splitlines()
+    out: dict[str, Any] = json.loads(lines[-2])
+    db = Path(lines[-1])
+    proc = subprocess.run([sys.executable, "-c", _REOPEN, str(db)], capture_output=True, text=True, check=True, cwd=here)
+    out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    shutil.rmtree(db.parent, ignore_errors=True)
+    print(f"[idle-breakdown] RssAnon MB after each step: {out}", flush=True)
+    return out
+
+
+def parse_only(root: Path) -> dict[str, Any]:
+    """index_bench's parse-only floor, with its CPU time too (one process)."""
+    from bench.index_bench import parse_only as floor
+
+    c0 = time.process_time()
+    out = floor(root)
+    out["cpu_s"] = round(time.process_time() - c0, 3)
+    return out
+
+
+def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
+    out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
+    print(f"[{name}] parse only: {out['parse_only']}", flush=True)
+    with BenchDaemon() as d:
+        assert d.proc is not None
+        pid = d.proc.pid
+        with connect(d.dirs, timeout=3600) as c:
+            cpu0 = tree_cpu_s(pid)
+            r, cold = timed(lambda: c.request("index", {"repo": str(root)}, timeout=3600))
+            cpu = tree_cpu_s(pid) - cpu0
+            symbols = int(r["written"].get("symbols") or 0)
+            out["cold"] = {"wall_s": round(cold, 3), "cpu_s": round(cpu, 2), "files": r["written"].get("files"),
+                           "symbols": symbols, "phases": r["seconds"]}
+            po = out["parse_only"]
+            out["cold_wall_vs_parse_only"] = round(cold / po["seconds"], 2)
+            out["cold_cpu_vs_parse_only"] = round(cpu / po["cpu_s"], 2) if po["cpu_s"] else None
+            out["rss_after_index"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
+            _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
+            out["first_query_after_cold_s"] = round(first, 3)
+            for q in QUERIES:
+                c.request("locate", {"repo": str(root), "query": q, "limit": 20}, timeout=600)
+            daemon = mem_mb(pid)
+            out["rss_after_queries"] = {"daemon": daemon, "parsers": parsers(pid)}
+            out["bytes_per_symbol"] = round((daemon["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
+            print(f"[{name}] cold {cold:.2f}s wall ({out['cold_wall_vs_parse_only']}x), {cpu:.1f} CPU-s "
+                  f"({out['cold_cpu_vs_parse_only']}x); first query {first:.3f}s; after queries {out['rss_after_queries']}; "
+                  f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols)", flush=True)
+        d.stop()
+        d.start()
+        with connect(d.dirs, timeout=600) as c:
+            _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
+            out["first_query_after_restart_s"] = round(first, 3)
+            assert d.proc is not None
+            out["rss_after_restart_query"] = {"daemon": mem_mb(d.proc.pid), "parsers": parsers(d.proc.pid)}
+        print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)
+    return out
+
+
+def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
+    """Index, let the daemon idle, then look at its parser processes and time the next parses."""
+    env = {"NEXUS_NO_WATCH": "1"}
+    with BenchDaemon(env=env) as d:
+        assert d.proc is not None
+        pid = d.proc.pid
+        with connect(d.dirs, timeout=600) as c:
+            c.request("index", {"repo": str(root)}, timeout=600)
+            out: dict[str, Any] = {"after_index": parsers(pid)}
+            time.sleep(wait_s)
+            out["idle_wait_s"] = wait_s
+            out["after_idle"] = parsers(pid)
+            out["daemon_after_idle"] = mem_mb(pid)
+            files = sorted(root.rglob("m*.py"))
+            one = files[0]
+            one.write_text(one.read_text() + "\n\ndef idle_edit_0(x):\n    return x\n")
+            # Explicit paths (what the watcher hands the writer): the time is the parse and the write, no walk.
+            rel = [str(one.relative_to(root))]
+            r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rel}, timeout=600))
+            assert r.get("parsed") == 1, r
+            out["one_file_sync_after_idle_ms"] = round(secs * 1000, 1)
+            out["one_file_phases_s"] = r.get("seconds")
+            out["one_file_after"] = parsers(pid)
+            time.sleep(wait_s)
+            many = files[1:41]
+            for f in many:
+                f.write_text(f.read_text() + "\n\ndef idle_edit_1(x):\n    return x\n")
+            rels = [str(f.relative_to(root)) for f in many]
+            r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": rels}, timeout=600))
+            out["many_file_sync_after_idle_ms"] = round(secs * 1000, 1)
+            out["many_file_phases_s"] = r.get("seconds")
+            out["many_files"] = len(many)
+            out["many_parsed"] = r.get("parsed")
+            out["after_many"] = parsers(pid)
+    print(f"[parsers-idle] {out}", flush=True)
+    return out
+
+
+def wire_row(limit: int = 250) -> dict[str, Any]:
+    """What shipping parse outcomes back costs: pickled objects (before) against the msgpack arrays the workers
+    send now, over the standard library's top-level modules (CPU seconds in this process)."""
+    import pickle
+    import sysconfig
+
+    from nexusd.sync.parsepool import ParseTask, decode_outcome, encode_outcome, process_one
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = [str(p.relative_to(root)) for p in sorted(root.glob("*.py"))][:limit]
+    c0 = time.process_time()
+    outs = [process_one(str(root), ParseTask(f), 2_000_000) for f in files]
+    extract = time.process_time() - c0
+
+    def cpu(fn: Any, items: list[Any]) -> tuple[list[Any], float]:
+        t0 = time.process_time()
+        res = [fn(x) for x in items]
+        return res, round(time.process_time() - t0, 3)
+
+    pickled, p_dump = cpu(lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL), outs)
+    _, p_load = cpu(pickle.loads, pickled)
+    packed, m_enc = cpu(encode_outcome, outs)
+    back, m_dec = cpu(decode_outcome, packed)
+    assert back == outs
+    out = {"files": len(outs), "extract_cpu_s": round(extract, 3),
+           "pickle": {"encode_s": p_dump, "decode_s": p_load, "mb": round(sum(map(len, pickled)) / 1e6, 2)},
+           "msgpack": {"encode_s": m_enc, "decode_s": m_dec, "mb": round(sum(map(len, packed)) / 1e6, 2)}}
+    print(f"[wire] {out}", flush=True)
+    return out
+
+
+def _median_run(cmd: list[str], n: int, env: dict[str, str]) -> float:
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def status_row(work: Path, repos: int = 5, n: int = 15) -> dict[str, Any]:
+    nexus = str(Path(sys.executable).parent / "nexus")
+    with BenchDaemon(env={"NEXUS_NO_WATCH": "1"}) as d:
+        assert d.proc is not None
+        env = dict(d.env)
+        with connect(d.dirs, timeout=600) as c:
+            quiesce(d.proc.pid)
+            empty_op = _op_ms(c, n)
+            base_empty = _median_run([sys.executable, "-c", "pass"], n, env)
+            empty = _median_run([nexus, "status"], n, env)
+            for i in range(repos):
+                root = generate(work / f"status{i}", 200)
+                c.request("index", {"repo": str(root)}, timeout=600)
+            quiet = quiesce(d.proc.pid)
+            op_ms = _op_ms(c, n)
+        base = _median_run([sys.executable, "-c", "pass"], n, env)
+        full = _median_run([nexus, "status"], n, env)
+    out = {"python_c_pass_ms": round(base * 1000, 1), "status_empty_ms": round(empty * 1000, 1),
+           "status_5_repos_ms": round(full * 1000, 1), "ratio_5_repos": round(full / base, 2),
+           "ratio_empty": round(empty / base_empty, 2), "python_c_pass_ms_empty_run": round(base_empty * 1000, 1),
+           "op_ms_empty": empty_op, "op_ms_5_repos": op_ms, "repos": repos, "quiesce_s": quiet}
+    print(f"[status] {out}", flush=True)
+    return out
+
+
+def _op_ms(c: Any, n: int) -> float:
+    samples = []
+    for _ in range(n):
+        _, s = timed(lambda: c.request("status", {}, timeout=60))
+        samples.append(s)
+    return round(statistics.median(samples) * 1000, 2)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", action="append", choices=["none", "gen1k", "gen5k", "gen20k", "stdlib"])
+    ap.add_argument("--idle-wait", type=float, default=60.0, help="seconds of idling before the parser row")
+    ap.add_argument("--skip-idle", action="store_true", help="skip the parsers-idle row")
+    ap.add_argument("--skip-status", action="store_true")
+    ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
+    opts = ap.parse_args()
+    chosen = opts.corpus if opts.corpus is not None else ["gen1k"]
+    work = Path(tempfile.mkdtemp(prefix="nxmem-"))
+    result: dict[str, Any] = {}
+    try:
+        result["idle"] = idle_row()
+        idle_anon = result["idle"]["daemon"]["anon"]
+        result["idle_breakdown"] = idle_breakdown_row()
+        result["wire"] = wire_row()
+        if not opts.skip_status:
+            result["status"] = status_row(work)
+        if not opts.skip_idle:
+            result["parsers_idle"] = parsers_idle_row(generate(work / "idle", 300), opts.idle_wait)
+        rows = []
+        for name in chosen:
+            if name == "none":
+                continue
+            if name == "stdlib":
+                root = copy_stdlib(work / "stdlib")
+            else:
+                root = generate(work / name, {"gen1k": 1000, "gen5k": 5000, "gen20k": 20000}[name])
+            rows.append(corpus_row(name, root, idle_anon))
+            shutil.rmtree(root, ignore_errors=True)
+        result["corpora"] = rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["targets"] = {"idle_mb": 60, "stdlib_after_queries_mb": 300, "bytes_per_symbol": 1536, "parser_idle_workers": 1,
+                         "first_parse_after_idle_ms": 100, "stdlib_cpu_vs_parse_only": 2.5, "stdlib_wall_vs_parse_only": 2.0,
+                         "gen1k_wall_vs_parse_only": 4.0, "first_query_s": 0.2, "status_ratio": 3.5}
+    path = write_result(opts.out, result)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NEXUS_LOG_LEVEL", "WARNING")
+    main()

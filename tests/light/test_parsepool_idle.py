@@ -1,0 +1,87 @@
+"""Idle parser workers exit and come back on demand; the next index still works."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nexusd.sync.parsepool import ParsePool, ParseTask
+from tests.helpers import DaemonProcess, wait_for
+
+
+def _write_repo(root: Path, files: int, tag: str = "") -> None:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        (pkg / f"m{i}.py").write_text(f"def func_{i}{tag}(x):\n    return x + {i}\n")
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as fh:
+            kids += [int(x) for x in fh.read().split()]
+    return kids
+
+
+def _parser_children(pid: int) -> list[int]:
+    out = []
+    for kid in _children(pid):
+        try:
+            with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                if b"resource_tracker" not in fh.read():
+                    out.append(kid)
+        except OSError:
+            pass
+    return out
+
+
+def test_pool_workers_retire_when_idle_and_return(tmp_path: Path) -> None:
+    _write_repo(tmp_path, 12)
+    tasks = [ParseTask(f"pkg/m{i}.py") for i in range(12)]
+    pool = ParsePool(2, idle_s=0.5, warm=0)
+    try:
+        first = {o.path: o for o in pool.run(str(tmp_path), tasks)}
+        assert {o.status for o in first.values()} == {"parsed"}
+        assert first["pkg/m3.py"].facts is not None
+        assert "func_3" in [s.name for s in first["pkg/m3.py"].facts.symbols]
+        wait_for(lambda: pool.alive == 0, timeout=20, what="idle workers to exit")
+        assert pool.retired == 2
+        second = {o.path: o for o in pool.run(str(tmp_path), tasks)}
+        assert {o.status for o in second.values()} == {"parsed"}
+        assert pool.started == 4  # two more came back for the second run
+    finally:
+        pool.close()
+    assert pool.alive == 0
+
+
+def test_pool_keeps_warm_workers(tmp_path: Path) -> None:
+    _write_repo(tmp_path, 4)
+    pool = ParsePool(2, idle_s=0.3, warm=1)
+    try:
+        assert len(list(pool.run(str(tmp_path), [ParseTask(f"pkg/m{i}.py") for i in range(4)]))) == 4
+        wait_for(lambda: pool.retired == 1, timeout=20, what="one worker to retire")
+        assert pool.alive == 1
+        outcomes = list(pool.run(str(tmp_path), [ParseTask("pkg/m0.py")]))
+        assert [o.status for o in outcomes] == ["parsed"]
+    finally:
+        pool.close()
+
+
+def test_daemon_parsers_exit_when_idle_and_next_sync_works(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _write_repo(repo, 30)
+    d = DaemonProcess(env={"NEXUS_PARSE_IDLE_S": "1", "NEXUS_NO_WATCH": "1"}).start()
+    try:
+        with d.client() as c:
+            r = c.request("index", {"repo": str(repo)}, timeout=120)
+            assert r["written"]["symbols"] >= 30
+            wait_for(lambda: not _parser_children(d.pid), timeout=30, what="parser processes to exit")
+            _write_repo(repo, 30, tag="_v2")  # more files than parse inline: the pool must come back
+            r = c.request("sync", {"repo": str(repo)}, timeout=120)
+            assert r["parsed"] == 30
+            hits = c.request("locate", {"repo": str(repo), "query": "func_17_v2", "limit": 3})["results"]
+            assert hits and hits[0]["name"] == "func_17_v2"
+            wait_for(lambda: not _parser_children(d.pid), timeout=30, what="parser processes to exit again")
+    finally:
+        d.cleanup()
