@@ -285,7 +285,10 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     spans = _build_symbols(facts, hooks, data, defs)
     _attach_calls(facts, calls, spans)
     if types:
-        _attach_types(facts, types, spans)
+        # A name bound to a value (`x = A()`, `const c = new Client()`) is a symbol, but not a scope of the type
+        # environment: the binding belongs to the scope around it, where `x.m()` looks it up.
+        values = {s.qualified_name for s in facts.symbols if s.kind in _VALUE_KINDS}
+        _attach_types(facts, types, [sp for sp in spans if sp[2] not in values] if values else spans)
     facts.imports.sort(key=lambda i: i.line)
 
 
