@@ -179,6 +179,19 @@ def _assignment_replacer(m: re.Match[str]) -> str:
     return f"{key}{op}[REDACTED:{kind}]"
 
 
+_ANY_ANCHOR: re.Pattern[str] | None = None
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when no detector's anchor occurs in `text` (then `redact` would change nothing): one regex pass,
+    so a caller with many short strings can check them joined once instead of each."""
+    global _ANY_ANCHOR
+    if _ANY_ANCHOR is None:
+        anchors = {a for anchors, _p, _r in _TOKEN_DETECTORS for a in anchors} | set(_ASSIGN_ANCHORS)
+        _ANY_ANCHOR = re.compile("|".join(sorted(map(re.escape, anchors), key=len, reverse=True)))
+    return _ANY_ANCHOR.search(text.lower()) is not None
+
+
 def redact(text: str) -> tuple[str, int]:
     """Return (text with secrets replaced by `[REDACTED:<kind>]`, number of replacements)."""
     if not text:

@@ -133,8 +133,10 @@ def warm(languages: list[str] | None = None) -> None:
 def _redact_symbols(facts: FileFacts) -> None:
     """Secrets in signatures (a key as a default argument) and docs (a token in a docstring) never reach the
     graph, the facts cache or an agent: the history layer's rules (history/redact.py), applied at extraction."""
-    from ..history.redact import redact
+    from ..history.redact import may_hold_secret, redact
 
+    if not may_hold_secret("\n".join(f"{sym.signature}\n{sym.doc}" for sym in facts.symbols)):
+        return  # the common case: one pass over the file's signatures and docs, nothing to redact
     for sym in facts.symbols:
         if sym.signature:
             sym.signature = redact(sym.signature)[0]
