@@ -19,8 +19,9 @@ capture                     meaning
 ``@export``                 a statement that exports under another name (``export default X``,
                             ``export {a as b}``, ``module.exports = ...``), decoded by the hook
 ``@typing``                 a node binding a name of a scope's type environment (an assignment, a
-                            parameter, a return, a decorated definition...), decoded by the hook
-                            into ``TypeFact``s
+                            return, a decorated definition...), decoded by the hook into
+                            ``TypeFact``s; definitions themselves (parameters, return types) are
+                            passed to the same hook when it sets ``typed_definitions``
 ==========================  =====================================================================
 
 Captures whose names start with ``_`` are helpers for predicates and are ignored here.
@@ -187,6 +188,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     roles = _ROLES.setdefault(language, {})
     special = hooks.special_names
     receiver_of = hooks.receiver
+    typed_definitions = hooks.typed_definitions
     call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
     for pattern, caps in QueryCursor(_query(language)).matches(root):
         role = roles.get(pattern)
@@ -228,6 +230,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             name_nodes = caps.get("name")
             if not name_nodes:
                 continue
+            if typed_definitions:
+                start = node.start_byte
+                types.extend((start, t) for t in hooks.type_facts(node))
             name = (name_nodes[0].text or b"").decode("utf-8", errors="replace")
             bases = caps.get("bases")
             defs.append(_Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
