@@ -22,8 +22,9 @@ capture                     meaning
 ``@export``                 a statement that exports under another name (``export default X``,
                             ``export {a as b}``, ``module.exports = ...``), decoded by the hook
 ``@typing``                 a node binding a name of a scope's type environment (an assignment, a
-                            parameter, a return, a decorated definition...), decoded by the hook
-                            into ``TypeFact``s
+                            return, a decorated definition...), decoded by the hook into
+                            ``TypeFact``s; definitions themselves (parameters, return types) are
+                            passed to the same hook when it sets ``typed_definitions``
 ==========================  =====================================================================
 
 Captures whose names start with ``_`` are helpers for predicates and are ignored here.
@@ -233,6 +234,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     roles = _ROLES.setdefault(language, {})
     special = hooks.special_names
     receiver_of = hooks.receiver
+    typed_definitions = hooks.typed_definitions
     call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
     for pattern, caps in QueryCursor(_query(language)).matches(root):
         role = roles.get(pattern)
@@ -276,6 +278,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
                 continue
             if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
                 continue
+            if typed_definitions and kind not in _VALUE_KINDS:  # a value's binding comes from its @typing node
+                start = node.start_byte
+                types.extend((start, t) for t in hooks.type_facts(node))
             name_node = name_nodes[0]
             name = (name_node.text or b"").decode("utf-8", errors="replace")
             if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes

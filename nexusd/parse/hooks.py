@@ -18,7 +18,6 @@ from nexusd.parse.facts import ImportFact, TypeFact
 SIGNATURE_MAX = 200
 DOC_MAX = 500
 
-_WS = re.compile(r"\s+")
 _CALL_NODES = frozenset({"call", "call_expression", "new_expression"})
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\.[A-Za-z_$#][\w$]*)*")
 
@@ -33,7 +32,7 @@ def text(node: Node | None) -> str:
 
 def squash(value: str, limit: int) -> str:
     """Collapse whitespace and bound the length: signatures and docs are for display and search."""
-    value = _WS.sub(" ", value).strip()
+    value = " ".join(value.split())  # = re.sub(r"\s+", " ").strip(), ~5x faster (every symbol pays it)
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
 
 
@@ -138,8 +137,11 @@ class LanguageHooks:
         return None
 
     def type_facts(self, node: Node) -> list[TypeFact]:
-        """Bindings of the type environment a `@typing` capture declares (scopes are filled in later)."""
+        """Bindings of the type environment a `@typing` capture declares (scopes are filled in later);
+        with `typed_definitions`, every definition node is passed here too (saves a query match each)."""
         return []
+
+    typed_definitions = False
 
     def exports(self, node: Node) -> list[tuple[str, str]]:
         """(exported name, local name) pairs an export statement declares; see FileFacts.exports."""

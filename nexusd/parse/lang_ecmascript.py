@@ -92,6 +92,8 @@ class EcmaHooks(LanguageHooks):
             return "super", None, True
         return None, self._require(call), False
 
+    typed_definitions = True
+
     def receiver_chain(self, node: Node) -> str | None:
         return es_expr(node) or None
 

@@ -84,6 +84,8 @@ class PythonHooks(LanguageHooks):
                 return "super"
         return super().receiver(node)
 
+    typed_definitions = True
+
     def receiver_chain(self, node: Node) -> str | None:
         return py_expr(node) or None
 

@@ -126,10 +126,8 @@
     (#match? @_object "^(module|exports)$"))) @export
 
 ; Type environment (TypeFact): bindings whose value or annotation may type a name; see lang_ecmascript.py.
+; Declared functions and methods are typed from their definition match (EcmaHooks.typed_definitions).
 (variable_declarator) @typing
-(function_declaration) @typing
-(generator_function_declaration) @typing
-(method_definition) @typing
 (arrow_function) @typing
 (function_expression) @typing
 (return_statement) @typing

@@ -39,7 +39,7 @@
 (import_from_statement) @import
 
 ; Type environment (TypeFact): bindings whose value or annotation may type a name; see lang_python.py.
-(function_definition) @typing
+; Function definitions are typed from their definition match (PythonHooks.typed_definitions).
 (decorated_definition) @typing
 (assignment) @typing
 (return_statement) @typing
