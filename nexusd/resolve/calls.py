@@ -65,9 +65,10 @@ MAX_CANDIDATES = 5
 # Kinds a call can land on. A top-level constant/variable initialised by a call is what the call returned
 # (`export const useStore = create(...)`; `useStore()` calls it); an object-literal member is a function.
 CALLABLE = frozenset({"function", "method", "class", "property_function", "constant", "variable"})
+# Names bound to a value: their type is unknown here, their own members (object literals, spreads) are known.
+VALUES = frozenset({"constant", "variable"})
 # Kinds whose members `a.b` reaches: classes and namespaces, and objects bound to a name (`api.fetch()` where
 # `const api = {fetch: ...}`).
-VALUES = frozenset({"constant", "variable"})
 CONTAINERS = frozenset({"class", "interface", "namespace", "enum", "constant", "variable"})
 
 
