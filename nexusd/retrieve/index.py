@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 K1 = 1.2
 B = 0.75
 SYNC_CHUNK = 1000
+COMMON_SHARE = 0.1
+COMMON_MIN = 500
 
 
 @dataclass(slots=True)
@@ -106,17 +108,27 @@ class Shard:
             self.weights.clear()
             self.avg_snapshot = avg
         scores: dict[str, float] = {}
-        for term in query:
+        # Rarest terms first; a term held by more than COMMON_SHARE of the shard only adds to documents the
+        # rarer terms found (a document matching nothing but common terms cannot reach the top anyway), so a
+        # query of common words costs a walk of the rare postings, not of a third of the shard per term.
+        common = max(COMMON_MIN, COMMON_SHARE * len(self.docs))
+        for term in sorted(query, key=lambda t: len(self.postings.get(t, ()))):
             weights = self.term_weights(term)
             if not weights:
                 continue
             idf = self.idf(term)
             if not scores:
                 scores = {d: idf * w for d, w in weights.items()}
+            elif len(weights) > common and len(scores) < len(weights):
+                get = weights.get
+                for d in scores:
+                    w = get(d)
+                    if w is not None:
+                        scores[d] += idf * w
             else:
-                get = scores.get
+                sget = scores.get
                 for d, w in weights.items():
-                    scores[d] = get(d, 0.0) + idf * w
+                    scores[d] = sget(d, 0.0) + idf * w
         docs = self.docs
         if user is not None:
             scores = {d: s for d, s in scores.items() if not docs[d].user or docs[d].user == user}
