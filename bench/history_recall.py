@@ -356,6 +356,11 @@ def latency(nodes: int, rounds: int, extra_vocab: int) -> dict[str, Any]:
         samples: list[float] = []
         first: list[float] = []  # each question's first asking (nothing per-query cached yet)
         with connect(daemon.dirs) as client:
+            deadline = time.monotonic() + 600  # the daemon builds the query index at start: time it built
+            while str(client.request("query", {"repo": root, "text": "retry budget"})["retrieval"].get("index")).startswith(
+                "building"
+            ) and time.monotonic() < deadline:
+                time.sleep(0.5)
             for text, _ in RANKING_SET[:5]:  # warm up
                 client.request("query", {"repo": root, "text": text})
             for round_no in range(rounds):

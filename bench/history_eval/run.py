@@ -166,11 +166,11 @@ def run_row(
             synced = client.request("history.sync", args, timeout=1800)
             seconds = time.perf_counter() - t0
             t1 = time.perf_counter()  # what git itself takes to print the same commits
-            if row == "whole":
-                git(root, "log", "-p", "--unified=0", "-M", "--no-color", "HEAD")
-            else:
-                git(root, "log", "--no-color", "HEAD")
-                git(root, "log", "-p", "--unified=0", "-M", "--no-color", "--no-merges", "--max-count=200", "HEAD")
+            logs = [["log", "-p", "--unified=0", "-M", "--no-color", "HEAD"]] if row == "whole" else [
+                ["log", "--no-color", "HEAD"],
+                ["log", "-p", "--unified=0", "-M", "--no-color", "--no-merges", "--max-count=200", "HEAD"]]  # fmt: skip
+            for log_args in logs:  # bytes: old patches need not be UTF-8
+                subprocess.run(["git", *log_args], cwd=root, check=True, capture_output=True)
             git_s = time.perf_counter() - t1
             ingest[name] = {"seconds": round(seconds, 2), "gitLogSeconds": round(git_s, 2),
                             "ratio": round(seconds / max(git_s, 1e-6), 1), "counts": synced["counts"],

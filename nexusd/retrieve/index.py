@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 K1 = 1.2
 B = 0.75
 SYNC_CHUNK = 1000
+COMMON_SHARE = 0.1
+COMMON_MIN = 500
 
 
 @dataclass(slots=True)
@@ -106,17 +108,27 @@ class Shard:
             self.weights.clear()
             self.avg_snapshot = avg
         scores: dict[str, float] = {}
-        for term in query:
+        # Rarest terms first; a term held by more than COMMON_SHARE of the shard only adds to documents the
+        # rarer terms found (a document matching nothing but common terms cannot reach the top anyway), so a
+        # query of common words costs a walk of the rare postings, not of a third of the shard per term.
+        common = max(COMMON_MIN, COMMON_SHARE * len(self.docs))
+        for term in sorted(query, key=lambda t: len(self.postings.get(t, ()))):
             weights = self.term_weights(term)
             if not weights:
                 continue
             idf = self.idf(term)
             if not scores:
                 scores = {d: idf * w for d, w in weights.items()}
+            elif len(weights) > common and len(scores) < len(weights):
+                get = weights.get
+                for d in scores:
+                    w = get(d)
+                    if w is not None:
+                        scores[d] += idf * w
             else:
-                get = scores.get
+                sget = scores.get
                 for d, w in weights.items():
-                    scores[d] = get(d, 0.0) + idf * w
+                    scores[d] = sget(d, 0.0) + idf * w
         docs = self.docs
         if user is not None:
             scores = {d: s for d, s in scores.items() if not docs[d].user or docs[d].user == user}
@@ -133,9 +145,9 @@ class RepoState:
     writers: list[weakref.ref[Any]] = field(default_factory=list)
     newest: float = 0.0  # the newest commit time: "now" for the recency of old history
     commit_of: dict[str, str] = field(default_factory=dict)  # parent ("commit:<sha>") -> the commit's doc id
-    sections: dict[str, tuple[str, int, str, str]] = field(
-        default_factory=dict
-    )  # doc id -> text, line, path, heading
+    sections: dict[str, tuple[str, int, str, str]] = field(default_factory=dict)  # id -> text, line, path, heading
+    built: bool = False  # the first full build is done
+    lock: threading.RLock = field(default_factory=threading.RLock)  # readers and in-place syncs take turns
 
 
 class HistoryIndex:
@@ -165,20 +177,34 @@ class HistoryIndex:
         st = self.state(repo_id)
         if not st.dirty:
             return st
-        with self.sync_lock:
+        # While another thread does the first (long) build, answer from what there is (st.built stays False
+        # and the caller says so) instead of waiting past the client's timeout; later syncs are short: wait.
+        if not self.sync_lock.acquire(blocking=st.built):
+            return st
+        try:
             with self.lock:
                 if not st.dirty:
                     return st
                 gen = st.gen
                 writers_done = not any(getattr(w(), "in_transaction", False) for w in st.writers)
-            self._sync(conn, repo_id, st)
+            if st.built:
+                with st.lock:
+                    self._apply(conn, repo_id, st)
+            else:  # built aside and swapped in, so readers never see a half-built shard
+                fresh = RepoState()
+                self._apply(conn, repo_id, fresh)
+                with st.lock:
+                    st.shards, st.ids, st.commit_of = fresh.shards, fresh.ids, fresh.commit_of
+                    st.sections, st.newest, st.built = fresh.sections, fresh.newest, True
             with self.lock:
                 if writers_done and gen == st.gen:
                     st.dirty = False
                     st.writers.clear()
+        finally:
+            self.sync_lock.release()
         return st
 
-    def _sync(self, conn: Conn, repo_id: str, st: RepoState) -> None:
+    def _apply(self, conn: Conn, repo_id: str, st: RepoState) -> None:
         stored = {
             r[0] for r in conn.rows("MATCH (n:HistoryText) WHERE n.repoId = $r RETURN n.id", {"r": repo_id})
         }

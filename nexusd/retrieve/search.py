@@ -237,6 +237,16 @@ def search(
         notes["empty"] = "no searchable words in the query"
         return [], notes
     st = index_for(conn).ready(conn, repo_id)
+    if not st.built:
+        notes["index"] = "building: history answers are incomplete until the index is built"
+    with st.lock:
+        return _search(conn, st, text, q, repo_id, user_id, kinds, memory, notes, t0)
+
+
+def _search(
+    conn: Conn, st: RepoState, text: str, q: list[str], repo_id: str, user_id: str, kinds: Sequence[str] | None,
+    memory: list[Hit] | None, notes: dict[str, Any], t0: float,
+) -> tuple[list[Hit], dict[str, Any]]:  # fmt: skip
     want = (
         set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
     )
