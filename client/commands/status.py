@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..app import App, json_option, pass_app
-from ..style import ago, dim, duration, emphasis, fields, ok, state, warn
+from ..style import ago, duration, emphasis, fields, ok, state, warn
 
 
 def register(main: click.Group) -> None:
@@ -68,8 +68,6 @@ def render_status(r: dict[str, Any]) -> str:
         asked = r.get("asked")
         lines.append(f"{asked} is not registered (`nexus index {asked}`)" if asked
                      else "no repositories registered (`nexus index PATH`)")  # fmt: skip
-    elif r.get("others"):
-        lines.append(dim(f"({r['others']} more registered: `nexus status --all`)"))
     return "\n".join(lines)
 
 
