@@ -231,13 +231,18 @@ class ParsePool:
         with self._lock:
             self._running += 1
             self._ensure()
+        languages: set[str] = set()
         try:
-            yield from self._run(root, tasks, max_bytes)
+            for outcome in self._run(root, tasks, max_bytes):
+                if outcome.facts is not None:
+                    languages.add(outcome.facts.language)
+                yield outcome
         finally:
             with self._lock:
                 self._running -= 1
                 self._last_used = time.monotonic()
                 self._start_reaper()
+            _warm_inline(languages)
 
     def _start_reaper(self) -> None:
         """(Lock held.) One thread per pool that retires idle workers; it ends when there is nothing to retire."""
@@ -329,6 +334,30 @@ class ParsePool:
             workers, self._workers = self._workers, []
             self._wake.notify_all()
         _stop(workers)
+
+
+_warmed: set[str] = set()
+
+
+def _warm_inline(languages: set[str]) -> None:
+    """Build, in this process and off the caller's thread, the parsers and queries of the languages the pool just
+    parsed: the next small change parses inline here (`inline`), and its first parse would otherwise pay for
+    them (~0.3 s measured for Python under load, against ~3-6 ms once built)."""
+    fresh = sorted(lang for lang in languages - _warmed if lang)
+    if not fresh:
+        return
+    _warmed.update(fresh)
+
+    def warm() -> None:
+        from ..parse.extract import supported_languages
+        from ..parse.extract import warm as build
+
+        try:
+            build([lang for lang in fresh if lang in supported_languages()])
+        except Exception:  # a failed warm-up only costs the first inline parse its time
+            log.exception("warming the in-process parsers failed")
+
+    threading.Thread(target=warm, name="parse-warm", daemon=True).start()
 
 
 def _stop(workers: list[_Worker]) -> None:

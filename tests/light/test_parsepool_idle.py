@@ -85,3 +85,35 @@ def test_daemon_parsers_exit_when_idle_and_next_sync_works(tmp_path: Path) -> No
             wait_for(lambda: not _parser_children(d.pid), timeout=30, what="parser processes to exit again")
     finally:
         d.cleanup()
+
+
+WARM = r"""
+import sys, time
+from nexusd.parse import extract
+from nexusd.sync.parsepool import ParsePool, ParseTask
+pool = ParsePool(1, idle_s=0)
+before = extract._query.cache_info().currsize
+outcomes = list(pool.run(sys.argv[1], [ParseTask(f"pkg/m{i}.py") for i in range(3)]))
+deadline = time.monotonic() + 60
+while extract._query.cache_info().currsize == 0 and time.monotonic() < deadline:
+    time.sleep(0.05)
+pool.close()
+print(before, extract._query.cache_info().currsize, len(outcomes))
+"""
+
+
+def test_daemon_side_parser_is_built_after_a_pool_run(tmp_path: Path) -> None:
+    """The languages the pool parsed get their parser and query built in the calling process too, so the next
+    small change (parsed inline) does not pay for them."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO_ROOT
+
+    _write_repo(tmp_path, 3)
+    out = subprocess.run([sys.executable, "-c", WARM, str(tmp_path)], capture_output=True, text=True,
+                         cwd=REPO_ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    before, after, parsed = out.stdout.split()
+    assert (before, parsed) == ("0", "3")
+    assert int(after) >= 1
