@@ -82,7 +82,7 @@ def commit_limit() -> int:
 def patch_limit() -> int:
     """How many of the latest non-merge commits are read with their diffs (`NEXUS_HISTORY_PATCHES`)."""
     try:
-        return max(0, int(os.environ.get("NEXUS_HISTORY_PATCHES", DEFAULT_PATCH_COMMITS)))
+        return max(0, int(config.get("NEXUS_HISTORY_PATCHES")))
     except ValueError:
         return DEFAULT_PATCH_COMMITS
 
