@@ -38,6 +38,8 @@ class Repo:
     # How many changed paths the watcher has seen that are not in the graph yet (set by the watcher).
     pending_fn: Callable[[], int] | None = None
     watching: bool = False
+    # Set when the graph failed its invariant counts after a failed write; cleared by the next cold build.
+    damaged: list[str] | None = None
 
     @property
     def pending(self) -> int:
@@ -46,7 +48,7 @@ class Repo:
     def freshness(self) -> dict[str, Any]:
         if self.indexed_at is None:
             state = "unknown"
-        elif self.pending:
+        elif self.pending or self.damaged:
             state = "stale"
         elif self.watching:
             state = "fresh"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..parse.facts import FileFacts
+from ..parse.facts import FileFacts, file_id
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
 from . import graphwrite
@@ -302,7 +302,11 @@ class RepoSync:
             elif diff is not None:
                 report.written = graphwrite.write_diff(conn, batch, diff)
             else:
-                report.written = graphwrite.write_incremental(conn, batch)
+                live_symbols = {
+                    index.symbol_id(path, sym) for path, facts in self.facts.items() for sym in facts.symbols
+                }
+                live_files = {file_id(self.repo_id, path) for path in self.facts}
+                report.written = graphwrite.write_incremental(conn, batch, live_symbols, live_files)
         except Exception:
             self.resolutions.clear()  # the in-memory view may now be ahead of the graph
             self.known = None
