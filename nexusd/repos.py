@@ -39,6 +39,8 @@ class Repo:
     # How many changed paths the watcher has seen that are not in the graph yet (set by the watcher).
     pending_fn: Callable[[], int] | None = None
     watching: bool = False
+    # Set when the graph failed its invariant counts after a failed write; cleared by the next cold build.
+    damaged: list[str] | None = None
 
     @property
     def pending(self) -> int:
@@ -55,7 +57,7 @@ class Repo:
             state = "missing"
         elif self.indexed_at is None:
             state = "unknown"
-        elif self.pending:
+        elif self.pending or self.damaged:
             state = "stale"
         elif self.watching:
             state = "fresh"

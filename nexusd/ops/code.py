@@ -71,8 +71,10 @@ def run_sync(
     *,
     paths: list[str] | None = None,
     full: bool = False,
+    recovery: bool = False,
 ) -> SyncReport:
-    """Sync one repository on the writer thread and record the outcome on its Repository node."""
+    """Sync one repository on the writer thread and record the outcome on its Repository node. `recovery`:
+    this is the rebuild of a graph found damaged (it is not followed by another one if it fails too)."""
     eng = engine(daemon, repo)
     try:
         for attempt in (1, 2):
@@ -94,6 +96,7 @@ def run_sync(
         summary = build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}")
         conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
         repo.last_build = json.loads(summary)
+        _check_after_failure(daemon, conn, rebuilding=recovery)
         raise
     if report.mode == "noop":
         if repo.last_build is None or repo.last_build.get("outcome") != "ok":
@@ -112,6 +115,28 @@ def run_sync(
     return report
 
 
+def _check_after_failure(daemon: Daemon, conn: Conn, *, rebuilding: bool) -> None:
+    """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged
+    ones from nothing. Kuzu 0.11.3's rollback of a transaction that had copied relationships can empty whole
+    relationship tables (HAS_FILE, CONTAINS, IMPORTS) while the nodes stay, so "rolled back" is not trusted:
+    the last good graph is either verified intact or rebuilt. A rebuild that itself failed is not retried
+    here (no loop); the next sync or restart tries again."""
+    for other in registry(daemon).all():
+        if other.indexed_at is None:
+            continue
+        try:
+            problems = graphwrite.verify_counts(conn, other.id)
+        except StoreError as exc:
+            problems = [f"counting failed: {exc}"]
+        if not problems:
+            continue
+        log.error("the graph of %s is damaged after a failed write (%s): rebuilding it", other.root, "; ".join(problems))
+        other.damaged = problems
+        engine(daemon, other).reset()
+        if not rebuilding:
+            daemon.server.submit_internal(lambda c, r=other: run_sync(daemon, c, r, full=True, recovery=True))
+
+
 def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
     summary = build_summary(report, "ok")
     now = time.time()
@@ -122,6 +147,8 @@ def _record(conn: Conn, repo: Repo, report: SyncReport) -> None:
     repo.graph_version += 1
     repo.indexed_at = now
     repo.last_build = json.loads(summary)
+    if report.mode == "cold":
+        repo.damaged = None
 
 
 def register(conn: Conn, daemon: Daemon, root: str, user: str) -> Repo:
@@ -311,6 +338,18 @@ def move_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {**_result(repo, report), "movedFrom": old_root}
 
 
+if os.environ.get("NEXUS_DEBUG_OPS") == "1":
+
+    @op(
+        "debug.fail_next_build",
+        lane="write",
+        description="Make the next cold build hand Kuzu an edge to a missing symbol (tests failed-build recovery).",
+    )
+    def debug_fail_next_build(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+        graphwrite.FAULTS["dangling-edge"] = True
+        return {"armed": True}
+
+
 def _next_action(repo: Repo) -> str:
     if repo.missing:
         return (f"its directory is gone: `nexus repos move {repo.root} NEW` if it moved, "
@@ -320,6 +359,8 @@ def _next_action(repo: Repo) -> str:
         if build.get("outcome") == "failed":
             return "the first build failed: see `nexus daemon logs`, fix, then `nexus index`"
         return "run `nexus index`"
+    if repo.damaged:
+        return "the graph failed its consistency check after a failed write and is being rebuilt from the files"
     if build.get("outcome") == "failed":
         return "the last sync failed (the previous graph still answers): see `nexus daemon logs`, then `nexus sync`"
     if repo.pending:
@@ -459,6 +500,7 @@ def status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
                 "root": repo.root,
                 "availability": "missing" if repo.missing else "ready" if repo.indexed_at is not None else "not indexed",
                 "lastBuild": {k: build.get(k) for k in ("outcome", "mode", "at", "error", "parsed", "deleted") if k in build},
+                **({"damaged": repo.damaged} if repo.damaged else {}),
                 **repo.freshness(),
                 "next": _next_action(repo),
                 **counts,

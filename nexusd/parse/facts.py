@@ -178,3 +178,87 @@ def semantic_key(language: str, kind: str, path: str, qualified_name: str, occur
     """Readable key beside the id, e.g. `py:method:src/pkg/mod.py:Class.method`."""
     key = f"{LANG_PREFIX.get(language, language or 'file')}:{kind}:{path}:{qualified_name}"
     return key if occurrence == 0 else f"{key}#{occurrence}"
+
+
+# -- plain encoding (the facts cache) ----------------------------------------------------------------------
+# Facts as nested JSON arrays: a format that can only ever decode to data (the cache directory is writable by
+# anything running as the user; a pickle there would run code in the daemon). `facts_from_plain` checks every
+# field's type and raises ValueError on anything else, so a damaged or forged entry is just a cache miss.
+
+
+def facts_to_plain(f: FileFacts) -> list[Any]:
+    return [
+        f.path, f.language, f.role, f.hash, f.line_count,
+        [[s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, s.doc, s.parent, list(s.bases),
+          s.exported, s.content_hash, s.occurrence] for s in f.symbols],
+        [[i.specifier, [list(n) for n in i.names], i.line, i.kind, i.module_alias] for i in f.imports],
+        [[c.caller, c.name, c.receiver, c.line, c.is_new, c.chain] for c in f.calls],
+        [[t.kind, t.scope, t.name, t.expr] for t in f.types],
+        [[d.path, d.severity, d.code, d.message, d.line] for d in f.diagnostics],
+        dict(f.exports),
+    ]  # fmt: skip
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError("expected a string")
+    return v
+
+
+def _opt(v: Any) -> str | None:
+    return None if v is None else _str(v)
+
+
+def _int(v: Any) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError("expected an integer")
+    return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("expected a boolean")
+    return v
+
+
+def _list(v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        raise ValueError("expected a list")
+    return v
+
+
+def facts_from_plain(data: Any) -> FileFacts:
+    try:
+        path, language, role, digest, lines, symbols, imports, calls, types, diags, exports = _list(data)
+        if not isinstance(exports, dict):
+            raise ValueError("expected a map of exports")
+        return FileFacts(
+            path=_str(path), language=_str(language), role=_str(role), hash=_str(digest), line_count=_int(lines),
+            symbols=[
+                SymbolFact(kind=_str(k), name=_str(n), qualified_name=_str(q), start_line=_int(a), end_line=_int(b),
+                           signature=_str(sig), doc=_str(doc), parent=_opt(par), bases=[_str(x) for x in _list(bs)],
+                           exported=_bool(ex), content_hash=_str(ch), occurrence=_int(occ))
+                for k, n, q, a, b, sig, doc, par, bs, ex, ch, occ in map(_list, _list(symbols))
+            ],
+            imports=[
+                ImportFact(specifier=_str(sp), names=[(_str(x), _str(y)) for x, y in map(_list, _list(names))],
+                           line=_int(ln), kind=_str(kd), module_alias=_opt(al))
+                for sp, names, ln, kd, al in map(_list, _list(imports))
+            ],
+            calls=[
+                CallFact(caller=_opt(cl), name=_str(nm), receiver=_opt(rc), line=_int(ln), is_new=_bool(nw),
+                         chain=_opt(ch))
+                for cl, nm, rc, ln, nw, ch in map(_list, _list(calls))
+            ],
+            types=[
+                TypeFact(kind=_str(k), scope=_opt(sc), name=_str(n), expr=_str(e))
+                for k, sc, n, e in map(_list, _list(types))
+            ],
+            diagnostics=[
+                Diagnostic(path=_str(p), severity=_str(sv), code=_str(cd), message=_str(msg), line=_int(ln))
+                for p, sv, cd, msg, ln in map(_list, _list(diags))
+            ],
+            exports={_str(k): _str(v) for k, v in exports.items()},
+        )  # fmt: skip
+    except (TypeError, ValueError) as exc:  # wrong arity unpacks raise ValueError/TypeError too
+        raise ValueError(f"not a facts record: {exc}") from None

@@ -10,7 +10,8 @@ Everything a batch writes happens in one transaction: a file is in the graph who
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,8 @@ from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_i
 from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
 from ..textsplit import search_text
+
+log = logging.getLogger(__name__)
 
 FILE_COLS = ("id", "repoId", "path", "hash", "language", "role", "lineCount", "size", "mtimeNs", "diagnostics")
 SYMBOL_COLS = (
@@ -129,8 +132,59 @@ def _copy(conn: Conn, table: str, cols: Sequence[str], rows: list[tuple[Any, ...
         conn.copy_nodes(table, cols, rows)
 
 
+def _unique(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows with a new primary key (column 0) only: a duplicate would fail the whole COPY."""
+    seen: set[Any] = set()
+    out = []
+    for row in rows:
+        if row[0] not in seen:
+            seen.add(row[0])
+            out.append(row)
+    return out
+
+
+def _unique_target(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """CONTAINS rows: one parent per symbol (column 1)."""
+    seen: set[Any] = set()
+    out = []
+    for row in rows:
+        if row[1] not in seen:
+            seen.add(row[1])
+            out.append(row)
+    return out
+
+
+def _edges_within(
+    rows: list[tuple[Any, ...]], src: set[Any] | Callable[[Any], bool], dst: set[Any] | Callable[[Any], bool],
+    dropped: list[tuple[Any, ...]],
+) -> list[tuple[Any, ...]]:  # fmt: skip
+    """Edges whose two ends exist (are written by this batch, or already in the graph)."""
+    src_ok = src.__contains__ if isinstance(src, set) else src
+    dst_ok = dst.__contains__ if isinstance(dst, set) else dst
+    kept = []
+    for row in rows:
+        if src_ok(row[0]) and dst_ok(row[1]):
+            kept.append(row)
+        else:
+            dropped.append(row)
+    return kept
+
+
+def _report_dropped(repo_id: str, dropped: list[tuple[Any, ...]], counts: dict[str, int]) -> None:
+    if dropped:
+        # Kuzu fails a whole relationship COPY on one missing endpoint ("Unable to find primary key value"), and
+        # rolling such a transaction back loses the relationship tables' other rows (see ARCHITECTURE.md): an
+        # edge to nothing is dropped here instead, and said.
+        log.warning("repository %s: dropped %d edges whose endpoint is not in the graph, e.g. %s",
+                    repo_id, len(dropped), [r[:2] for r in dropped[:3]])
+        counts["droppedEdges"] = len(dropped)
+
+
 def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
-    """A repository's first graph (or a full rebuild): everything through CSV COPY in one transaction."""
+    """A repository's first graph (or a full rebuild): everything through CSV COPY in one transaction.
+
+    Every row is checked before the transaction (unique keys, both ends of each edge among the rows written),
+    so no COPY can fail on the data, and the counts are checked after the commit (`verify_counts`)."""
     counts = {"files": 0, "symbols": 0, "imports": 0, "calls": 0}
     files, symbols, top, nested, imports, calls = [], [], [], [], [], []
     for path, facts in batch.changed.items():
@@ -143,6 +197,18 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
         i, c = edge_rows(batch.repo_id, res)
         imports.extend(i)
         calls.extend(c)
+    files, symbols = _unique(files), _unique(symbols)
+    top, nested = _unique_target(top), _unique_target(nested)
+    file_ids = {f[0] for f in files}
+    symbol_ids = {s[0] for s in symbols}
+    dropped: list[tuple[Any, ...]] = []
+    top = _edges_within(top, file_ids, symbol_ids, dropped)
+    nested = _edges_within(nested, symbol_ids, symbol_ids, dropped)
+    imports = _edges_within(imports, file_ids, file_ids, dropped)
+    calls = _edges_within(calls, symbol_ids, symbol_ids, dropped)
+    _report_dropped(batch.repo_id, dropped, counts)
+    if FAULTS.pop("dangling-edge", None) and symbols:
+        calls = [*calls, (symbols[0][0], "no-such-symbol", 1, "test-fault", 1.0)]  # debug.fail_next_build
     with conn.transaction(deletes=True):
         delete_repo_code(conn, batch.repo_id)
         conn.copy_nodes("File", FILE_COLS, files)
@@ -153,7 +219,48 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
         conn.copy_rels("IMPORTS", "File", "File", imports)
         conn.copy_rels("POSSIBLY_CALLS", "Symbol", "Symbol", calls)
     counts.update(files=len(files), symbols=len(symbols), imports=len(imports), calls=len(calls))
+    expected = {"files": len(files), "symbols": len(symbols), "hasFile": len(files),
+                "contains": len(top) + len(nested), "imports": len(imports), "calls": len(calls)}  # fmt: skip
+    problems = verify_counts(conn, batch.repo_id, expected)
+    if problems:
+        raise GraphDamaged(f"the graph written does not hold what was written: {'; '.join(problems)}")
     return counts
+
+
+# Faults a test can arm through the `debug.fail_next_build` op (registered only with NEXUS_DEBUG_OPS=1):
+# "dangling-edge" hands the next cold COPY one edge to a symbol that does not exist, the way Kuzu fails for real.
+FAULTS: dict[str, bool] = {}
+
+
+class GraphDamaged(RuntimeError):
+    """The graph of a repository fails its invariant counts: it must be rebuilt from nothing."""
+
+
+def integrity_counts(conn: Conn, repo_id: str) -> dict[str, int]:
+    """Cheap invariant counts of one repository's code graph (a handful of aggregate queries)."""
+    r = {"r": repo_id}
+    return {
+        "files": conn.scalar("MATCH (f:File) WHERE f.repoId = $r RETURN count(f)", r) or 0,
+        "symbols": conn.scalar("MATCH (s:Symbol) WHERE s.repoId = $r RETURN count(s)", r) or 0,
+        "hasFile": conn.scalar("MATCH (:Repository {id: $r})-[e:HAS_FILE]->(:File) RETURN count(e)", r) or 0,
+        "contains": conn.scalar("MATCH ()-[e:CONTAINS]->(s:Symbol) WHERE s.repoId = $r RETURN count(e)", r) or 0,
+        "imports": conn.scalar("MATCH (f:File)-[e:IMPORTS]->(:File) WHERE f.repoId = $r RETURN count(e)", r) or 0,
+        "calls": conn.scalar("MATCH (a:Symbol)-[e:POSSIBLY_CALLS]->(:Symbol) WHERE a.repoId = $r RETURN count(e)", r) or 0,
+    }
+
+
+def verify_counts(conn: Conn, repo_id: str, expected: dict[str, int] | None = None) -> list[str]:
+    """What is wrong with a repository's graph: against `expected` counts when given, else the invariants that
+    hold for every graph this module writes (one HAS_FILE per File, one CONTAINS parent per Symbol)."""
+    got = integrity_counts(conn, repo_id)
+    if expected is not None:
+        return [f"{k}: {got.get(k)} in the graph, {v} written" for k, v in expected.items() if got.get(k) != v]
+    problems = []
+    if got["hasFile"] != got["files"]:
+        problems.append(f"{got['files']} files but {got['hasFile']} HAS_FILE edges")
+    if got["contains"] != got["symbols"]:
+        problems.append(f"{got['symbols']} symbols but {got['contains']} CONTAINS edges")
+    return problems
 
 
 def delete_repo_code(conn: Conn, repo_id: str) -> None:
@@ -161,8 +268,13 @@ def delete_repo_code(conn: Conn, repo_id: str) -> None:
     conn.execute("MATCH (f:File) WHERE f.repoId = $r DETACH DELETE f", {"r": repo_id})
 
 
-def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
-    """Apply one batch: changed files re-inserted, affected files' outgoing edges redone, deleted removed."""
+def write_incremental(
+    conn: Conn, batch: Batch, live_symbols: set[str] | None = None, live_files: set[str] | None = None
+) -> dict[str, int]:
+    """Apply one batch: changed files re-inserted, affected files' outgoing edges redone, deleted removed.
+
+    `live_symbols`/`live_files`: the ids the graph holds once the batch is in (the engine's view); edges with an
+    end outside them are dropped before any COPY, which would fail the whole batch on one of them."""
     repo = batch.repo_id
     changed = sorted(batch.changed)
     gone = sorted(batch.deleted)
@@ -239,6 +351,11 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
             i, c = edge_rows(repo, res)
             imports.extend(i)
             calls.extend(c)
+        dropped: list[tuple[Any, ...]] = []
+        if live_files is not None:
+            imports = _edges_within(imports, live_files, live_files, dropped)
+        if live_symbols is not None:
+            calls = _edges_within(calls, live_symbols, live_symbols, dropped)
         _copy(conn, "IMPORTS", (), imports, ("File", "File"))
         _copy(conn, "POSSIBLY_CALLS", (), calls, ("Symbol", "Symbol"))
         # Unresolved references of affected files' symbols may have changed.
@@ -259,8 +376,11 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
         # Restore edges other files (and memory, history) had into symbols that still exist.
         restored = 0
         for rel, rows in saved.items():
-            # Edges from re-resolved files were just recreated; the rest come back if their target lives.
-            keep = [r for r in rows if r[3] in live and r[1] not in batch.resolutions]
+            # Edges from re-resolved files were just recreated; the rest come back if both ends live (a
+            # caller in a file this batch deletes went with it: restoring its edge failed the whole COPY).
+            keep = [r for r in rows if r[3] in live and r[1] not in batch.resolutions and r[1] not in batch.deleted]
+            if live_symbols is not None:
+                keep = [r for r in keep if r[0] != "Symbol" or r[2] in live_symbols]
             by_label: dict[str, list[tuple[Any, ...]]] = {}
             for r in keep:
                 by_label.setdefault(r[0], []).append(tuple(r[2:]))
@@ -268,6 +388,7 @@ def write_incremental(conn: Conn, batch: Batch) -> dict[str, int]:
                 _copy(conn, rel, (), rrows, (label, "Symbol"))
                 restored += len(rrows)
     counts.update(symbols=len(symbols), calls=len(calls), imports=len(imports), restored=restored)
+    _report_dropped(repo, dropped, counts)
     return counts
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import pickle
 import posixpath
 import sys
 import threading
@@ -28,7 +27,7 @@ from typing import Any
 
 from .. import config
 from ..errors import TooLarge
-from ..parse.facts import FileFacts
+from ..parse.facts import FileFacts, facts_from_plain, facts_to_plain, file_id
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
 from . import graphwrite
@@ -40,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 4  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263
+FACTS_CACHE_VERSION = 5  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263; 5: JSON packs, not pickle
 INLINE_MAX_FILES = 8
 MAX_FILE_BYTES = int(config.get("NEXUS_MAX_FILE_BYTES"))
 
@@ -78,33 +77,42 @@ class SyncReport:
 
 
 class FactsCache:
-    """Extracted facts on disk, keyed by content hash (pickle: our own data, never a repository's).
+    """Extracted facts on disk, keyed by content hash, as JSON arrays (`parse.facts.facts_to_plain`): a
+    format that decodes only to data, so whatever can write this directory cannot run code in the daemon, and
+    a damaged entry is a cache miss (re-parse), never a failed sync.
 
     A big batch (a cold index) is written as one pack file: thousands of small files cost seconds of file
     system work on the sync's critical path. Later edits add one small file each. Packs are read once,
-    when a restarted daemon rebuilds its symbol table, and then dropped from memory.
+    when a restarted daemon rebuilds its symbol table, and then dropped from memory. A pack that does not
+    decode is moved aside (`*.bad`) and its files are parsed again.
     """
 
     PACK_OVER = 64
 
     def __init__(self, root: Path):
         self.root = root / f"facts-v{FACTS_CACHE_VERSION}"
-        self._packs: dict[str, FileFacts] | None = None
+        self._packs: dict[str, Any] | None = None
+        self.discarded: list[str] = []  # packs found damaged (status and logs say so)
 
     def _path(self, digest: str) -> Path:
-        return self.root / digest[:2] / f"{digest}.pickle"
+        return self.root / digest[:2] / f"{digest}.json"
 
-    def _load_packs(self) -> dict[str, FileFacts]:
+    def _load_packs(self) -> dict[str, Any]:
         if self._packs is None:
             self._packs = {}
-            for pack in sorted(self.root.glob("pack-*.pickle")):
+            for pack in sorted(self.root.glob("pack-*.json")):
                 try:
-                    with open(pack, "rb") as fh:
-                        data = pickle.load(fh)
-                    if isinstance(data, dict):
-                        self._packs.update(data)
-                except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
-                    continue
+                    data = json.loads(pack.read_bytes())
+                    if not isinstance(data, dict):
+                        raise ValueError("not a map")
+                    self._packs.update(data)
+                except (OSError, ValueError, RecursionError) as exc:
+                    log.warning("facts cache pack %s is damaged (%s): moved aside, its files are parsed again", pack, exc)
+                    self.discarded.append(pack.name)
+                    try:
+                        os.replace(pack, pack.with_suffix(".bad"))
+                    except OSError:
+                        pass
         return self._packs
 
     def release(self) -> None:
@@ -123,27 +131,28 @@ class FactsCache:
     def _write_pack(self, items: list[FileFacts]) -> None:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.pickle"
+            target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.json"
             tmp = target.with_suffix(".tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump({f.hash: f for f in items}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                json.dump({f.hash: facts_to_plain(f) for f in items}, fh, separators=(",", ":"))
             os.replace(tmp, target)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.debug("facts cache pack write failed: %s", exc)
 
     def get(self, digest: str, path: str) -> FileFacts | None:
         if not digest:
             return None
-        facts: Any = self._load_packs().get(digest)
-        if facts is None:
+        plain: Any = self._load_packs().get(digest)
+        if plain is None:
             try:
-                with open(self._path(digest), "rb") as fh:
-                    facts = pickle.load(fh)
-            except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+                plain = json.loads(self._path(digest).read_bytes())
+            except (OSError, ValueError, RecursionError):
                 return None
-        if not isinstance(facts, FileFacts):
+        try:
+            facts = facts_from_plain(plain)
+        except ValueError:
             return None
-        if facts.path != path:  # same content under another path: facts carry the path, so re-extract
+        if facts.path != path or facts.hash != digest:  # same content under another path: re-extract
             return None
         return facts
 
@@ -154,10 +163,10 @@ class FactsCache:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump(facts, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                json.dump(facts_to_plain(facts), fh, separators=(",", ":"))
             os.replace(tmp, target)
-        except OSError as exc:  # a cache that cannot be written only costs a re-parse later
+        except (OSError, ValueError) as exc:  # a cache that cannot be written only costs a re-parse later
             log.debug("facts cache write failed: %s", exc)
 
 
@@ -345,7 +354,11 @@ class RepoSync:
             elif diff is not None:
                 report.written = graphwrite.write_diff(conn, batch, diff)
             else:
-                report.written = graphwrite.write_incremental(conn, batch)
+                live_symbols = {
+                    index.symbol_id(path, sym) for path, facts in self.facts.items() for sym in facts.symbols
+                }
+                live_files = {file_id(self.repo_id, path) for path in self.facts}
+                report.written = graphwrite.write_incremental(conn, batch, live_symbols, live_files)
         except Exception:
             self.resolutions.clear()  # the in-memory view may now be ahead of the graph
             self.known = None
