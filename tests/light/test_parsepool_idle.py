@@ -19,8 +19,11 @@ def _write_repo(root: Path, files: int, tag: str = "") -> None:
 def _children(pid: int) -> list[int]:
     kids: list[int] = []
     for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as fh:
-            kids += [int(x) for x in fh.read().split()]
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                kids += [int(x) for x in fh.read().split()]
+        except FileNotFoundError:  # the thread ended between the listing and the read
+            continue
     return kids
 
 
