@@ -48,10 +48,11 @@ import codecs
 import gc
 import posixpath
 import re
+from collections.abc import Iterator
 from functools import cache
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from tree_sitter import Node, Parser, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
@@ -415,16 +416,19 @@ def _mark_overloads(facts: FileFacts, stubs: list[SymbolFact]) -> None:
         seen[key] = sym.occurrence + 1
 
 
-def _attach_calls(
-    facts: FileFacts, calls: list[tuple[int, CallFact]], spans: list[tuple[int, int, str]]
-) -> None:
-    """Give each call its innermost enclosing symbol by a merged sweep over symbol spans and calls."""
-    calls.sort(key=itemgetter(0))
+_T = TypeVar("_T")
+
+
+def _innermost(
+    items: list[tuple[int, _T]], spans: list[tuple[int, int, str]]
+) -> Iterator[tuple[_T, str | None]]:
+    """Each item (by start byte) with the qualified name of its innermost enclosing span, None at file level: one
+    merged sweep over the symbol spans (document order) and the sorted items."""
+    items.sort(key=itemgetter(0))
     stack: list[tuple[int, str]] = []
     i = 0
     n = len(spans)
-    out = facts.calls
-    for start, call in calls:
+    for start, item in items:
         while i < n and spans[i][0] <= start:
             s_start, s_end, qn = spans[i]
             while stack and stack[-1][0] <= s_start:
@@ -433,8 +437,17 @@ def _attach_calls(
             i += 1
         while stack and stack[-1][0] <= start:
             stack.pop()
-        if stack:
-            call.caller = stack[-1][1]
+        yield item, (stack[-1][1] if stack else None)
+
+
+def _attach_calls(
+    facts: FileFacts, calls: list[tuple[int, CallFact]], spans: list[tuple[int, int, str]]
+) -> None:
+    """Give each call its innermost enclosing symbol."""
+    out = facts.calls
+    for call, caller in _innermost(calls, spans):
+        if caller is not None:
+            call.caller = caller
         out.append(call)
 
 
@@ -443,22 +456,9 @@ def _attach_types(
 ) -> None:
     """Give each type fact its scope like `_attach_calls`; untyped names (`?`) become one `shadow` fact per
     scope (they only need to be known as bound, and there is one per parameter)."""
-    types.sort(key=itemgetter(0))
-    stack: list[tuple[int, str]] = []
-    i = 0
-    n = len(spans)
     shadows: dict[str | None, set[str]] = {}
     out = facts.types
-    for start, fact in types:
-        while i < n and spans[i][0] <= start:
-            s_start, s_end, qn = spans[i]
-            while stack and stack[-1][0] <= s_start:
-                stack.pop()
-            stack.append((s_end, qn))
-            i += 1
-        while stack and stack[-1][0] <= start:
-            stack.pop()
-        scope = stack[-1][1] if stack else None
+    for fact, scope in _innermost(types, spans):
         if fact.kind == "var" and fact.expr == "?":
             shadows.setdefault(scope, set()).add(fact.name)
             continue
