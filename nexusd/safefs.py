@@ -172,35 +172,22 @@ def _kind(mode: int) -> str:
 
 def read_tail(real: str, max_bytes: int, deadline_s: float = READ_DEADLINE_S) -> tuple[bytes, int]:
     """The last `max_bytes` of a regular file (and its size), read within `deadline_s`; OSError otherwise."""
-    fd = os.open(real, _FLAGS)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{real} is not a regular file")
-        size = st.st_size
-        os.lseek(fd, max(0, size - max_bytes), os.SEEK_SET)
-        chunks: list[bytes] = []
-        total = 0
-        end = time.monotonic() + deadline_s
-        while total < max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if time.monotonic() > end:
-                raise OSError(f"reading {real} took longer than {deadline_s:g}s")
-        return b"".join(chunks), size
-    finally:
-        os.close(fd)
+    return _read_bounded(real, max_bytes, deadline_s, tail=True)
 
 
 def read_head(real: str, max_bytes: int, deadline_s: float = READ_DEADLINE_S) -> tuple[bytes, int]:
+    """The first `max_bytes` of a regular file (and its size), read within `deadline_s`; OSError otherwise."""
+    return _read_bounded(real, max_bytes, deadline_s, tail=False)
+
+
+def _read_bounded(real: str, max_bytes: int, deadline_s: float, tail: bool) -> tuple[bytes, int]:
     fd = os.open(real, _FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{real} is not a regular file")
+        if tail:
+            os.lseek(fd, max(0, st.st_size - max_bytes), os.SEEK_SET)
         chunks: list[bytes] = []
         total = 0
         end = time.monotonic() + deadline_s
