@@ -95,7 +95,7 @@ def parsers(pid: int) -> dict[str, Any]:
         try:
             with open(f"/proc/{kid}/cmdline", "rb") as fh:
                 cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            kids.append({"pid": kid, **mem_mb(kid), "tracker": "resource_tracker" in cmd})
+            kids.append({"pid": kid, "rss": 0.0, **mem_mb(kid), "tracker": "resource_tracker" in cmd})
         except OSError:
             pass
     workers = [k for k in kids if not k["tracker"]]

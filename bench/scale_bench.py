@@ -1,0 +1,200 @@
+"""A really large repository: the Linux kernel tree (Debian's `linux-source`), indexed by one daemon.
+
+    apt-get install linux-source            # ships /usr/src/linux-source-<v>.tar.xz (~140 MB)
+    tar xJf /usr/src/linux-source-*.tar.xz -C /some/dir
+    .venv/bin/python bench/scale_bench.py --tree /some/dir/linux-source-6.1 [--edits 10] [--out scale_bench]
+
+Rows (printed, and written to bench/results/<out>.json):
+- the cold `index` of the tree: wall, CPU (daemon plus parser processes), files, symbols, calls, the phases, and
+  the daemon's peak RSS (parsers separately) sampled every 0.5 s while it runs;
+- a small repository's `locate` latency while the big one indexes (another client, every 0.5 s): queries of
+  other repositories must not starve;
+- the RSS after the index and after a handful of queries, and the first query's latency;
+- a no-op `sync` of the tree with the watcher on (nothing changed: the watcher knows), and a one-file edit to
+  queryable (a new function appended to a `.c` file, polled with `locate` until it is found);
+- what broke (any error is recorded, not raised, so a partial run still writes its figures).
+
+Debian's tree ships a `.gitignore` whose last block ignores every top-level entry (`/*`, `!/debian/`: its
+packaging repository's rule). The bench re-includes them with a `.nexusignore` of `!/*`, as a user would.
+
+Targets (the issue on a light daemon): cold index <= 8 min on 2 cores, RSS <= 2.5 GB, no-op <= 0.1 s with the
+watcher, one-file edit <= 0.3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nexus_client import connect  # noqa: E402
+
+from bench.harness import BenchDaemon, percentiles, write_result  # noqa: E402
+from bench.memory_bench import mem_mb, parsers, tree_cpu_s  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+QUERIES = ["kmalloc", "schedule", "mutex_lock", "ext4_fill_super", "tcp_sendmsg"]
+
+
+def small_repo(work: Path) -> Path:
+    root = work / "small"
+    shutil.copytree(REPO / "nexusd", root / "nexusd", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def sample_while(stop: threading.Event, pid: int, peak: dict[str, float]) -> None:
+    while not stop.is_set():
+        try:
+            d = mem_mb(pid)
+            p = parsers(pid)
+        except OSError:
+            break
+        if not d:  # the process went between two readings of /proc
+            stop.wait(0.5)
+            continue
+        peak["daemon_rss"] = max(peak.get("daemon_rss", 0.0), d.get("rss", 0.0))
+        peak["daemon_anon"] = max(peak.get("daemon_anon", 0.0), d.get("anon", 0.0))
+        peak["parsers_rss"] = max(peak.get("parsers_rss", 0.0), float(p["rss_mb"]))
+        peak["total_rss"] = max(peak.get("total_rss", 0.0), d.get("rss", 0.0) + float(p["rss_mb"]))
+        stop.wait(0.5)
+
+
+def probe_small(stop: threading.Event, d: BenchDaemon, root: Path, out: list[float], errors: list[str]) -> None:
+    with connect(d.dirs, timeout=120) as c:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                c.request("locate", {"repo": str(root), "query": "Daemon", "limit": 5}, timeout=120)
+                out.append(time.perf_counter() - t0)
+            except Exception as exc:  # noqa: BLE001 - recorded as what broke
+                errors.append(f"small-repo locate: {exc!r}")
+            stop.wait(0.5)
+
+
+def edit_to_queryable(c: Any, tree: Path, n: int) -> dict[str, Any]:
+    target = tree / "kernel" / "sys.c"
+    original = target.read_bytes()
+    samples = []
+    try:
+        for i in range(n):
+            name = f"scale_bench_fn_{i}"
+            t0 = time.perf_counter()
+            target.write_bytes(original + f"\nint {name}(void)\n{{\n\treturn {i};\n}}\n".encode())
+            while True:
+                hits = c.request("locate", {"repo": str(tree), "query": name, "limit": 1}, timeout=120)["results"]
+                if hits and hits[0]["name"] == name:
+                    break
+                if time.perf_counter() - t0 > 60:
+                    raise RuntimeError(f"edit {i} not queryable after 60 s")
+                time.sleep(0.005)
+            samples.append(time.perf_counter() - t0)
+            time.sleep(0.3)
+    finally:
+        target.write_bytes(original)
+    return {"file": str(target.relative_to(tree)), **percentiles(samples)}
+
+
+def reinclude_top_level(tree: Path) -> bool:
+    gitignore = tree / ".gitignore"
+    if gitignore.exists() and "/*" in gitignore.read_text(errors="replace").splitlines():
+        (tree / ".nexusignore").write_text("!/*\n")
+        return True
+    return False
+
+
+def run(tree: Path, edits: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"tree": str(tree), "broke": [], "nexusignore_added": reinclude_top_level(tree)}
+    work = Path(tempfile.mkdtemp(prefix="nxscale-"))
+    try:
+        small = small_repo(work)
+        with BenchDaemon() as d:
+            assert d.proc is not None
+            pid = d.proc.pid
+            with connect(d.dirs, timeout=3600) as c:
+                c.request("index", {"repo": str(small)}, timeout=600)
+                c.request("locate", {"repo": str(small), "query": "Daemon", "limit": 5}, timeout=600)
+                stop = threading.Event()
+                peak: dict[str, float] = {}
+                small_lat: list[float] = []
+                small_err: list[str] = []
+                threads = [threading.Thread(target=sample_while, args=(stop, pid, peak), daemon=True),
+                           threading.Thread(target=probe_small, args=(stop, d, small, small_lat, small_err), daemon=True)]
+                for t in threads:
+                    t.start()
+                cpu0 = tree_cpu_s(pid)
+                t0 = time.perf_counter()
+                try:
+                    r = c.request("index", {"repo": str(tree)}, timeout=3600)
+                    cold = time.perf_counter() - t0
+                    out["cold"] = {"wall_s": round(cold, 1), "cpu_s": round(tree_cpu_s(pid) - cpu0, 1),
+                                   "files": r["written"].get("files"), "symbols": r["written"].get("symbols"),
+                                   "calls": r["written"].get("calls"), "phases": r.get("seconds")}
+                except Exception as exc:  # noqa: BLE001
+                    out["broke"].append(f"cold index: {exc!r}")
+                    out["cold"] = {"wall_s": round(time.perf_counter() - t0, 1), "failed": True}
+                stop.set()
+                for t in threads:
+                    t.join(10)
+                out["peak_rss_mb_during_index"] = peak
+                out["small_repo_locate_during_index"] = percentiles(small_lat)
+                out["broke"] += small_err[:5]
+                print(f"cold {out['cold']}\npeak {peak}\nsmall repo during index {out['small_repo_locate_during_index']}",
+                      flush=True)
+                if out["cold"].get("failed"):
+                    return out
+                out["rss_after_index"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
+                t0 = time.perf_counter()
+                c.request("locate", {"repo": str(tree), "query": "kmalloc", "limit": 5}, timeout=1800)
+                out["first_query_s"] = round(time.perf_counter() - t0, 3)
+                lat = []
+                for q in QUERIES:
+                    t0 = time.perf_counter()
+                    c.request("locate", {"repo": str(tree), "query": q, "limit": 20}, timeout=600)
+                    lat.append(time.perf_counter() - t0)
+                out["warm_locate"] = percentiles(lat)
+                out["rss_after_queries"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
+                print(f"first query {out['first_query_s']}s; warm {out['warm_locate']}; after queries "
+                      f"{out['rss_after_queries']}", flush=True)
+                time.sleep(2)
+                noop = []
+                for _ in range(10):
+                    t0 = time.perf_counter()
+                    rr = c.request("sync", {"repo": str(tree)}, timeout=600)
+                    noop.append(time.perf_counter() - t0)
+                    if rr.get("mode") != "noop":
+                        out["broke"].append(f"no-op sync answered mode {rr.get('mode')!r}")
+                out["noop_sync_with_watcher"] = percentiles(noop)
+                print(f"no-op sync {out['noop_sync_with_watcher']}", flush=True)
+                try:
+                    out["one_file_edit_to_queryable"] = edit_to_queryable(c, tree, edits)
+                except Exception as exc:  # noqa: BLE001
+                    out["broke"].append(f"one-file edit: {exc!r}")
+                print(f"one-file edit {out.get('one_file_edit_to_queryable')}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree", required=True, type=Path, help="an unpacked kernel tree (or any large source tree)")
+    ap.add_argument("--edits", type=int, default=10)
+    ap.add_argument("--out", default="scale_bench")
+    opts = ap.parse_args()
+    result = run(opts.tree.resolve(), opts.edits)
+    result["targets"] = {"cold_wall_s": 480, "rss_mb": 2560, "noop_ms": 100, "one_file_edit_ms": 300}
+    result["cores"] = os.cpu_count()
+    print(f"wrote {write_result(opts.out, result)}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NEXUS_LOG_LEVEL", "WARNING")
+    main()
