@@ -52,11 +52,9 @@ from collections.abc import Iterator
 from functools import cache
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from tree_sitter import Node, Parser, Query, QueryCursor
-from tree_sitter_language_pack import get_language, get_parser
-
+from nexusd.parse import grammar
 from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, TypeFact, content_hash
 from nexusd.parse.hooks import LanguageHooks, string_value
 from nexusd.parse.lang_c import CFamilyHooks
@@ -68,6 +66,9 @@ from nexusd.parse.lang_python import PythonHooks
 from nexusd.parse.lang_ruby import RubyHooks
 from nexusd.parse.lang_rust import RustHooks
 from nexusd.parse.languages import classify_role, language_for, parsed_language
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Query
 
 QUERY_DIR = Path(__file__).with_name("queries")
 MAX_BYTES = 4 * 1024 * 1024  # bigger "source" files are generated or vendored: recorded, not parsed
@@ -105,7 +106,7 @@ def supported_languages() -> list[str]:
 
 @cache
 def _parser(language: str) -> Parser:
-    return get_parser(language)  # type: ignore[arg-type]
+    return grammar.parser(language)
 
 
 @cache
@@ -122,7 +123,7 @@ def _query_source(name: str) -> str:
 
 @cache
 def _query(language: str) -> Query:
-    return Query(get_language(language), _query_source(f"{language}.scm"))  # type: ignore[arg-type]
+    return grammar.query(language, _query_source(f"{language}.scm"))
 
 
 def warm(languages: list[str] | None = None) -> None:
@@ -237,7 +238,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     receiver_of = hooks.receiver
     typed_definitions = hooks.typed_definitions
     call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
-    for pattern, caps in QueryCursor(_query(language)).matches(root):
+    for pattern, caps in grammar.matches(_query(language), root):
         role = roles.get(pattern)
         if role is None:
             role = roles[pattern] = _role(caps)
