@@ -64,8 +64,9 @@ def test_every_listed_exception_is_needed(tmp_path: Path) -> None:
             trimmed.write(fh)
         out = _run(config, contract=section.rsplit(":", 1)[1])
         assert out.returncode == 1, f"{section} still holds without its exceptions:\n{out.stdout}"
-        # The report names the importer of each broken chain; one of the dropped exceptions must be among them.
-        importers = {line.split("->")[0].strip().rstrip("*").rstrip(".") for line in ignored}
+        # The report names the modules of each broken chain (a cycle's relative to its package, `.calls`): one
+        # of the dropped exceptions' importers must be among them.
+        importers = {line.split("->")[0].strip().rstrip("*").rstrip(".").rsplit(".", 1)[-1] for line in ignored}
         assert any(name in out.stdout for name in importers), out.stdout
 
 
