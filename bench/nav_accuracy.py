@@ -25,16 +25,6 @@ from nexusd.parse.facts import semantic_key  # noqa: E402
 from nexusd.resolve import RepoIndex  # noqa: E402
 
 NAV = REPO / "tests" / "fixtures" / "nav"
-FAMILY = {
-    "python": "python",
-    "javascript": "typescript",
-    "typescript": "typescript",
-    "tsx": "typescript",
-    "java": "java",
-    "csharp": "csharp",
-    "ruby": "ruby",
-}
-FAMILY.update({"go": "go", "rust": "rust", "c": "c", "cpp": "cpp"})
 SKIP = {"node_modules", ".git", "__pycache__"}
 
 

@@ -112,9 +112,7 @@ def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
 
 
 def daemon_pid(dirs: paths.Dirs) -> int | None:
-    from nexusd.lock import holder
-
-    return holder(dirs.pidfile)
+    return paths.pid_holder(dirs.pidfile)
 
 
 def wait_stopped(dirs: paths.Dirs, timeout: float = 30.0) -> bool:

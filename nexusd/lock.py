@@ -11,6 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from .paths import read_pid
+
 
 class AlreadyRunning(RuntimeError):
     def __init__(self, pid: int | None, pidfile: Path):
@@ -45,26 +47,3 @@ class PidLock:
             finally:
                 os.close(self._fd)
                 self._fd = None
-
-
-def read_pid(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-        return int(text) if text else None
-    except (OSError, ValueError):
-        return None
-
-
-def holder(path: Path) -> int | None:
-    """The pid holding the lock, or None when nobody does (a stale file from a killed daemon says nothing)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return read_pid(path)
-    finally:
-        os.close(fd)
-    return None

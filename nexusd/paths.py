@@ -253,3 +253,31 @@ def create_private_file(path: Path) -> None:
         os.fchmod(fd, 0o600)
     finally:
         os.close(fd)
+
+
+def read_pid(path: Path) -> int | None:
+    """The pid written in a pid file, or None (no file, empty, not a number)."""
+    try:
+        text = path.read_text().strip()
+        return int(text) if text else None
+    except (OSError, ValueError):
+        return None
+
+
+def pid_holder(path: Path) -> int | None:
+    """The pid holding the daemon's lock on its pid file (`Dirs.pidfile`; nexusd/lock.py takes it), or None
+    when nobody does: a stale file from a killed daemon says nothing. Here, not in lock.py, because clients ask
+    it (`nexus daemon status`, stop) and import only errors, protocol and paths of the daemon."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return read_pid(path)
+    finally:
+        os.close(fd)
+    return None

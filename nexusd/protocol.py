@@ -60,6 +60,17 @@ def unpack(data: bytes) -> Any:
     )
 
 
+def pack_local(obj: Any) -> bytes:
+    """msgpack for a pipe between the daemon and its own parser processes (nobody else writes it): the library's
+    defaults, no fallback, so a value msgpack cannot carry raises and the caller sends that one another way."""
+    return msgpack.packb(obj)
+
+
+def unpack_local(data: bytes) -> Any:
+    """The reverse of `pack_local` (arrays stay lists: msgpack has no tuples)."""
+    return msgpack.unpackb(data)
+
+
 def request_frame(req_id: str | int, op: str, args: dict[str, Any] | None = None) -> bytes:
     return pack({"v": WIRE_VERSION, "id": req_id, "op": op, "args": args or {}})
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need into .venv (from scratch on a fresh machine), then runs
-# the linter, the type checker and the test suite against a real daemon and a real Kuzu database.
+# the linter, the type checker, the layer rules and the test suite against a real daemon and a real Kuzu database.
 # Extra arguments go to pytest (e.g. `scripts/test.sh -m slow` for the long reliability trials).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +19,7 @@ echo "== ruff"
 .venv/bin/ruff check nexusd client tests bench
 echo "== mypy"
 .venv/bin/mypy
+echo "== import-linter (the layer rules in .importlinter)"
+.venv/bin/lint-imports --no-cache --no-logo
 echo "== pytest"
 .venv/bin/python -m pytest -m "not slow" "$@"

@@ -2,7 +2,7 @@
 
 The shell hook is a block of plain shell between two marker lines in the rc file (~/.bashrc, ~/.zshrc, or
 `--rc FILE` / `NEXUS_SHELL_RC` so tests never touch a real home). It appends one line per command to the
-daemon's spool file (`nexusd/history/shell.py` explains why plain shell and what it records); the daemon ingests
+daemon's spool file (`client/shellhook.py` explains why plain shell and what it records); the daemon ingests
 the spool, so the prompt never waits for it and nothing is lost while it is down. Installing twice replaces the
 block in place; `remove` deletes exactly the block.
 """
@@ -48,7 +48,7 @@ def _block_re(shell: str) -> re.Pattern[str]:
 
 
 def shell_block(shell: str, spool: Path) -> str:
-    from nexusd.history.shell import hook_script  # pure: stdlib only, no daemon dependencies
+    from ..shellhook import hook_script
 
     start, end = _markers(shell)
     return f"{start}\n{hook_script(shell, str(spool)).rstrip()}\n{end}\n"

@@ -46,47 +46,43 @@ from __future__ import annotations
 
 import codecs
 import gc
+import importlib
 import posixpath
 import re
 from collections.abc import Iterator
 from functools import cache
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from tree_sitter import Node, Parser, Query, QueryCursor
-from tree_sitter_language_pack import get_language, get_parser
-
+from nexusd.parse import grammar
 from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, TypeFact, content_hash
 from nexusd.parse.hooks import LanguageHooks, string_value
-from nexusd.parse.lang_c import CFamilyHooks
-from nexusd.parse.lang_csharp import CSharpHooks
-from nexusd.parse.lang_ecmascript import EcmaHooks
-from nexusd.parse.lang_go import GoHooks
-from nexusd.parse.lang_java import JavaHooks
-from nexusd.parse.lang_python import PythonHooks
-from nexusd.parse.lang_ruby import RubyHooks
-from nexusd.parse.lang_rust import RustHooks
-from nexusd.parse.languages import classify_role, language_for, parsed_language
+from nexusd.parse.languages import LANGUAGES, Language, classify_role, language_for, parsed_language
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Query
 
 QUERY_DIR = Path(__file__).with_name("queries")
 MAX_BYTES = 4 * 1024 * 1024  # bigger "source" files are generated or vendored: recorded, not parsed
 BINARY_PROBE = 8192
 MODULE_QN = "<module>"
 
-HOOKS: dict[str, LanguageHooks] = {
-    "python": PythonHooks(),
-    "javascript": EcmaHooks("javascript"),
-    "typescript": EcmaHooks("typescript"),
-    "tsx": EcmaHooks("tsx"),
-    "java": JavaHooks(),
-    "csharp": CSharpHooks(),
-    "ruby": RubyHooks(),
-    "go": GoHooks(),
-    "rust": RustHooks(),
-    "c": CFamilyHooks("c"),
-    "cpp": CFamilyHooks("cpp"),
-}
+
+
+def load_hooks(lang: Language) -> LanguageHooks:
+    """The hooks a language record names (`module.Class` under nexusd.parse). A class serving several languages
+    has no `language` of its own and is built with the record's name (`EcmaHooks("tsx")`)."""
+    module, _, name = lang.hooks.rpartition(".")
+    cls = getattr(importlib.import_module(f"nexusd.parse.{module}"), name)
+    hooks: LanguageHooks = cls() if cls.language else cls(lang.name)
+    return hooks
+
+
+# Built at import, as the explicit table was: a parser process pays for the imports before it reports ready.
+HOOKS: dict[str, LanguageHooks] = {lang.name: load_hooks(lang) for lang in LANGUAGES}
+_GRAMMAR = {lang.name: lang.grammar_name for lang in LANGUAGES}
+_QUERY_FILE = {lang.name: lang.query_file for lang in LANGUAGES}
 
 
 class _Def(NamedTuple):
@@ -100,12 +96,12 @@ class _Def(NamedTuple):
 
 def supported_languages() -> list[str]:
     """Languages with both a query file and hooks: the parse allow-list."""
-    return sorted(lang for lang in HOOKS if (QUERY_DIR / f"{lang}.scm").is_file())
+    return sorted(lang for lang in HOOKS if (QUERY_DIR / _QUERY_FILE[lang]).is_file())
 
 
 @cache
 def _parser(language: str) -> Parser:
-    return get_parser(language)  # type: ignore[arg-type]
+    return grammar.parser(_GRAMMAR[language])
 
 
 @cache
@@ -122,7 +118,7 @@ def _query_source(name: str) -> str:
 
 @cache
 def _query(language: str) -> Query:
-    return Query(get_language(language), _query_source(f"{language}.scm"))  # type: ignore[arg-type]
+    return grammar.query(_GRAMMAR[language], _query_source(_QUERY_FILE[language]))
 
 
 def warm(languages: list[str] | None = None) -> None:
@@ -237,7 +233,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     receiver_of = hooks.receiver
     typed_definitions = hooks.typed_definitions
     call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
-    for pattern, caps in QueryCursor(_query(language)).matches(root):
+    for pattern, caps in grammar.matches(_query(language), root):
         role = roles.get(pattern)
         if role is None:
             role = roles[pattern] = _role(caps)

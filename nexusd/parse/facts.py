@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+from nexusd.parse.languages import LANGUAGES
+
 # Roles a file can play; every file gets one, even when no symbols are extracted from it.
 ROLES = ("source", "test", "document", "manifest", "configuration", "entry_point", "other")
 
@@ -159,19 +161,7 @@ def file_id(repo_id: str, path: str) -> str:
     ).hexdigest()
 
 
-LANG_PREFIX = {
-    "python": "py",
-    "javascript": "js",
-    "typescript": "ts",
-    "tsx": "tsx",
-    "go": "go",
-    "rust": "rs",
-    "java": "java",
-    "c": "c",
-    "cpp": "cpp",
-    "csharp": "cs",
-    "ruby": "rb",
-}
+LANG_PREFIX = {lang.name: lang.key_prefix for lang in LANGUAGES}
 
 
 def semantic_key(language: str, kind: str, path: str, qualified_name: str, occurrence: int = 0) -> str:

@@ -10,10 +10,12 @@ only what differs from these defaults.
 from __future__ import annotations
 
 import re
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact, TypeFact
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 SIGNATURE_MAX = 200
 DOC_MAX = 500

@@ -16,10 +16,13 @@ One class serves both grammars (`language` differs); C simply never produces the
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _DECLARATORS = frozenset(
     {

@@ -10,12 +10,14 @@ types declared in them (block and file-scoped forms), usings as kind "using" (`u
 from __future__ import annotations
 
 import re
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import _DOTTED, DOC_MAX, LanguageHooks, squash, text
 from nexusd.parse.lang_java import DeclaredTypes
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _TYPE_DECLS = frozenset(
     {

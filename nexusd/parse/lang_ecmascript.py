@@ -6,11 +6,14 @@ The three grammars share node names for everything used here, so one class serve
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact, TypeFact
 from nexusd.parse.hooks import LanguageHooks, string_value, text
 from nexusd.parse.typeexpr import MAX_DEPTH, annotation
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 # Nodes that wrap a definition without changing it: the doc comment sits above the wrapper.
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})

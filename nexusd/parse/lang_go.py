@@ -10,10 +10,13 @@ No inference beyond the declaration itself: no flow, no generics, no multi-value
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import SIGNATURE_MAX, LanguageHooks, squash, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _FUNCS = frozenset({"function_declaration", "method_declaration", "func_literal"})
 _TOP_FUNCS = frozenset({"function_declaration", "method_declaration"})

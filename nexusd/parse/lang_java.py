@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import get_language
-
+from nexusd.parse import grammar
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Query
 
 _ANNOTATIONS = re.compile(r"^(?:@(?!interface\b)[\w.]+(?:\s*\((?:[^()]|\([^()]*\))*\))?\s*)+")
 _TYPE_DECLS = frozenset(
@@ -108,7 +110,7 @@ class DeclaredTypes:
 
     def _query(self) -> Query:
         if self._compiled is None:
-            self._compiled = Query(get_language(self.language), self.locals_query)  # type: ignore[arg-type]
+            self._compiled = grammar.query(self.language, self.locals_query)
         return self._compiled
 
     def lookup(self, node: Node, name: str, fields_only: bool = False) -> tuple[bool, str | None]:
@@ -137,7 +139,7 @@ class DeclaredTypes:
 
     def _locals(self, node: Node) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
-        for _, caps in QueryCursor(self._query()).matches(node):
+        for _, caps in grammar.matches(self._query(), node):
             name = text(caps["name"][0])
             type_nodes = caps.get("type")
             declared = self.type_of(type_nodes[0]) if type_nodes else None

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact, TypeFact
 from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, text
 from nexusd.parse.typeexpr import MAX_DEPTH, annotation
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 
 class PythonHooks(LanguageHooks):

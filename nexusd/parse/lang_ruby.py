@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import get_language
-
+from nexusd.parse import grammar
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, string_value, text
 from nexusd.parse.lang_java import DeclaredTypes
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _MIXINS = frozenset({"include", "prepend", "extend"})
 _TYPES = frozenset({"class", "module", "singleton_class"})
@@ -51,8 +53,7 @@ _PSEUDO = frozenset(
 # Every place that binds a local: assignment targets, parameters of every kind (not default values),
 # block-locals (`|a; b|`), `rescue => e`, `for x in`, pattern bindings (`in x`, `in [x, *y]`, `in X => x`,
 # `in {k: x}`, `in {k:}`; a pinned `^x` is a use).
-_BINDINGS = Query(
-    get_language("ruby"),
+_BINDINGS = (
     """
     (assignment left: (identifier) @b)
     (operator_assignment left: (identifier) @b)
@@ -78,12 +79,12 @@ _BINDINGS = Query(
     (as_pattern name: (identifier) @b)
     (keyword_pattern value: (identifier) @b)
     (keyword_pattern key: (hash_key_symbol) @b !value)
-    """,
+    """
 )
 # The field of a scope node evaluated outside the scope: `class A < x`, `class << x`, `def x.m`.
 _HEADER_FIELDS = {"class": "superclass", "singleton_class": "value", "singleton_method": "object"}
 
-_IVARS = Query(get_language("ruby"), "(assignment left: (instance_variable) @name right: (_) @value)")
+_IVARS = "(assignment left: (instance_variable) @name right: (_) @value)"
 
 
 def const_path(node: Node | None) -> str | None:
@@ -117,7 +118,7 @@ def _new_type(node: Node | None) -> str | None:
 def _ivars(decl: Node) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     seen: dict[str, str | None] = {}
-    for _, caps in QueryCursor(_IVARS).matches(decl):
+    for _, caps in grammar.matches(grammar.query("ruby", _IVARS), decl):
         name = text(caps["name"][0])
         value = _new_type(caps["value"][0])
         seen[name] = value if seen.get(name, value) == value else None
@@ -201,7 +202,7 @@ class BareNames:
             self._known = set()
             self._tables = {}
             self._names = set()
-            for _, caps in QueryCursor(_BINDINGS).matches(root):
+            for _, caps in grammar.matches(grammar.query("ruby", _BINDINGS), root):
                 bound = caps["b"][0]
                 name = text(bound)
                 self._names.add(name)

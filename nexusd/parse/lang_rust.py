@@ -14,10 +14,13 @@ the resolver reads new's return type). Nothing is inferred beyond that.
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact
 from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _TYPE_WRAPPERS = frozenset({"reference_type", "pointer_type", "mutable_specifier"})
 _SKIP_BETWEEN_DOC = frozenset({"attribute_item"})

@@ -2,12 +2,18 @@
 
 Two tables, deliberately separate:
 
-* `PARSED` — the allow-list of languages whose symbols we extract. A language is on it only when a query
-  file exists in `queries/` and a hook exists in `extract.py`: the tree-sitter pack ships grammars that hang
-  forever on simple input (docs/field-notes.md, tree-sitter: cobol), so nothing is parsed just because a grammar is available.
-* `KNOWN` — every extension we recognise, so a File node can carry a language even when no symbols are
-  extracted from it (Go, Rust, Markdown, ...). Adding a parsed language later means: a query file, an entry
-  in `PARSED`, a resolver module, and fixtures.
+* `LANGUAGES` — one record per language whose symbols we extract: its extensions, grammar, query file, hooks,
+  resolver rules, key prefix and project files. This is the allow-list: the tree-sitter pack ships grammars
+  that hang forever on simple input (docs/field-notes.md, tree-sitter: cobol), so nothing is parsed just
+  because a grammar is available. Adding a parsed language means: a record here, its query file
+  (`queries/<name>.scm`), its hooks (`lang_<name>.py`), its rules (`resolve/<family>.py`), and fixtures
+  (ARCHITECTURE.md, "Where to add").
+* `KNOWN` — the other extensions we recognise, so a File node can carry a language even when no symbols are
+  extracted from it (Kotlin, Markdown, ...).
+
+The records are plain data and this module imports nothing of NEXUS: hooks and rules are named by module and
+class, and loaded by the layer that owns them (`extract.py` the hooks, `resolve/registry.py` the rules), so
+the table sits below both parse/ and resolve/ without either importing the other.
 
 `classify_role` is a pure function of the path: roles drive ranking and filtering, never parsing.
 """
@@ -15,57 +21,70 @@ Two tables, deliberately separate:
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 
-# Extension -> language for languages that have a query file and are extracted.
-PARSED: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".java": "java",
-    ".cs": "csharp",
-    ".rb": "ruby",
-    ".go": "go",
-    ".rs": "rust",
-    ".c": "c",
-    # .h is parsed as C++: C++ headers are very often .h, and the C++ grammar reads C declarations too.
-    ".h": "cpp",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".ipp": "cpp",
-    ".inl": "cpp",
-}
 
-# Extension -> language for files recorded as File nodes only (no symbols yet).
+@dataclass(frozen=True, slots=True)
+class Language:
+    """One parsed language, as data."""
+
+    name: str  # the language of its facts (`FileFacts.language`) and, by default, its grammar's name
+    extensions: tuple[str, ...]  # lower case, with the dot
+    hooks: str  # `module.Class` under nexusd.parse; a class shared by languages (no `language`) gets the name
+    rules: str  # `module.Class` under nexusd.resolve; one rules instance per class serves all its languages
+    key_prefix: str  # the head of a semantic key: `py:method:pkg/mod.py:Class.method`
+    # Project files whose change invalidates what the rules read from them (module paths, include dirs).
+    project_files: frozenset[str] = frozenset()
+    grammar: str = ""  # the tree-sitter pack's grammar, when it differs from `name`
+    query: str = ""  # the query file under queries/, when it is not `<name>.scm`
+
+    @property
+    def grammar_name(self) -> str:
+        return self.grammar or self.name
+
+    @property
+    def query_file(self) -> str:
+        return self.query or f"{self.name}.scm"
+
+
+_ECMA_PROJECT = frozenset({"package.json", "tsconfig.json", "jsconfig.json", "pnpm-workspace.yaml"})
+_C_PROJECT = frozenset({"compile_commands.json"})
+
+LANGUAGES: tuple[Language, ...] = (
+    Language("python", (".py", ".pyi"), "lang_python.PythonHooks", "python.PythonRules", "py"),
+    Language(
+        "javascript", (".js", ".mjs", ".cjs", ".jsx"), "lang_ecmascript.EcmaHooks", "typescript.EcmaRules", "js",
+        _ECMA_PROJECT,
+    ),
+    Language(
+        "typescript", (".ts", ".mts", ".cts"), "lang_ecmascript.EcmaHooks", "typescript.EcmaRules", "ts",
+        _ECMA_PROJECT,
+    ),
+    Language("tsx", (".tsx",), "lang_ecmascript.EcmaHooks", "typescript.EcmaRules", "tsx", _ECMA_PROJECT),
+    Language("java", (".java",), "lang_java.JavaHooks", "java.JavaRules", "java"),
+    Language("csharp", (".cs",), "lang_csharp.CSharpHooks", "csharp.CSharpRules", "cs"),
+    Language("ruby", (".rb",), "lang_ruby.RubyHooks", "ruby.RubyRules", "rb"),
+    Language("go", (".go",), "lang_go.GoHooks", "go.GoRules", "go", frozenset({"go.mod"})),
+    Language("rust", (".rs",), "lang_rust.RustHooks", "rust.RustRules", "rs", frozenset({"Cargo.toml"})),
+    Language("c", (".c",), "lang_c.CFamilyHooks", "cfamily.CFamilyRules", "c", _C_PROJECT),
+    # .h is parsed as C++: C++ headers are very often .h, and the C++ grammar reads C declarations too.
+    Language(
+        "cpp", (".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".inl"),
+        "lang_c.CFamilyHooks", "cfamily.CFamilyRules", "cpp", _C_PROJECT,
+    ),
+)  # fmt: skip
+
+BY_NAME: dict[str, Language] = {lang.name: lang for lang in LANGUAGES}
+
+# Extension -> language for languages that have a query file and are extracted.
+PARSED: dict[str, str] = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
+
+# Extension -> language for files recorded as File nodes only (no symbols): extensions of `LANGUAGES` win.
 KNOWN: dict[str, str] = {
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
     ".kt": "kotlin",
     ".kts": "kotlin",
     ".scala": "scala",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".cs": "csharp",
-    ".rb": "ruby",
     ".php": "php",
     ".swift": "swift",
     ".lua": "lua",

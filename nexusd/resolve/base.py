@@ -12,8 +12,8 @@ Resolution is computed on demand and memoised until the next change (a generatio
 index resolves every file against warm caches and an edit pays only for what it touches.
 
 Language knowledge (how a specifier maps to a file, what a module exports, which names are builtins)
-lives in `LanguageRules` subclasses (python.py, typescript.py); the generic order of resolution lives in
-calls.py. This module knows neither.
+lives in `LanguageRules` subclasses (python.py, typescript.py, ...), which the language records name and
+registry.py loads; the generic order of resolution lives in calls.py. This module knows neither.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexusd.parse.facts import CallFact, FileFacts, ImportFact, SymbolFact, symbol_id
-from nexusd.resolve import typedeps
+from nexusd.resolve import registry, typedeps
 
 
 @dataclass(slots=True, frozen=True)
@@ -205,10 +205,7 @@ class LanguageRules:
 class RepoIndex:
     """Symbol table of one repository, updated file by file; see the module docstring."""
 
-    CONFIG_NAMES = frozenset(
-        {"package.json", "tsconfig.json", "jsconfig.json", "pnpm-workspace.yaml"}
-        | {"go.mod", "Cargo.toml", "compile_commands.json"}
-    )
+    CONFIG_NAMES = registry.project_files()
 
     def __init__(self, repo_id: str, root: Path) -> None:
         self.repo_id = repo_id
@@ -231,19 +228,7 @@ class RepoIndex:
         # Derived lookups (class bases, class members) valid until the next change, like `_bindings`.
         self.memo: dict[tuple[object, ...], object] = {}
         self._ids: dict[tuple[str, str, str, int], str] = {}
-        from nexusd.resolve.cfamily import CFamilyRules
-        from nexusd.resolve.csharp import CSharpRules
-        from nexusd.resolve.go import GoRules
-        from nexusd.resolve.java import JavaRules
-        from nexusd.resolve.python import PythonRules
-        from nexusd.resolve.ruby import RubyRules
-        from nexusd.resolve.rust import RustRules
-        from nexusd.resolve.typescript import EcmaRules
-
-        self.rules: dict[str, LanguageRules] = {}
-        for rules in (PythonRules(self), EcmaRules(self), GoRules(self), JavaRules(self), CSharpRules(self), RubyRules(self), RustRules(self), CFamilyRules(self)):
-            for lang in rules.languages:
-                self.rules[lang] = rules
+        self.rules: dict[str, LanguageRules] = registry.rules_for(self)
 
     # ---- updates -------------------------------------------------------------------------------------
     def set_file(self, facts: FileFacts) -> set[str]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from nexusd.parse.facts import SymbolFact
 from nexusd.resolve.base import FileBindings, FileTable, ImportEdge, Target
-from nexusd.resolve.java import JavaRules, _dedupe
+from nexusd.resolve.base import dedupe_imports as _dedupe
+from nexusd.resolve.java import JavaRules
 
 CS_BUILTINS = frozenset({"nameof", "typeof", "sizeof", "default", "checked", "unchecked"})
 CS_COMMON_METHODS = frozenset(

@@ -34,8 +34,9 @@ from collections import defaultdict
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import MAX_HOPS, FileBindings, FileTable, ImportEdge, Target
 from nexusd.resolve.base import common_prefix as _common_prefix
+from nexusd.resolve.base import dedupe_imports as _dedupe
 from nexusd.resolve.calls import MAX_CANDIDATES
-from nexusd.resolve.java import TypeRules, _dedupe
+from nexusd.resolve.java import TypeRules
 
 RUBY_BUILTINS = frozenset(
     """puts print p pp require require_relative load raise fail loop lambda proc format sprintf printf

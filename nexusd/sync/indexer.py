@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import posixpath
+import stat as stat_mod
 import sys
 import threading
 import time
@@ -170,6 +171,70 @@ class FactsCache:
             log.debug("facts cache write failed: %s", exc)
 
 
+@dataclass
+class Scan:
+    """The walk/diff stage's result."""
+
+    stats: dict[str, FileStat]  # every file present, as stat saw it
+    tasks: list[ParseTask]  # the files whose content must be read (hashed, and parsed if it changed)
+    deleted: set[str]  # files the graph holds that are gone
+
+
+@dataclass
+class Changes:
+    """The parse stage's result: what this batch changes."""
+
+    changed: dict[str, FileFacts] = field(default_factory=dict)  # new or modified content: its facts
+    touched: dict[str, FileStat] = field(default_factory=dict)  # same content, new stat
+    deleted: set[str] = field(default_factory=set)  # gone, or no longer to be indexed (a secret now)
+
+
+@dataclass
+class Plan:
+    """The resolve stage's result: the batch to write and what a diff against the graph needs."""
+
+    batch: Batch
+    to_resolve: set[str]  # the files resolved: changed ones plus those whose edges a change can move
+    old_facts: dict[str, FileFacts | None]
+    old_resolutions: dict[str, FileResolution | None]
+    diffable: bool  # the old facts of every file the batch touches are known: a diff can be written
+
+
+def stat_diff(
+    entries: Iterable[tuple[str, int, int]],
+    known: dict[str, tuple[str, int, int]],
+    cold: bool,
+    timed_out: dict[str, tuple[int, int]],
+    report: SyncReport,
+) -> tuple[dict[str, FileStat], list[ParseTask], set[str]]:
+    """(stats, tasks, present) for walked (path, size, mtimeNs) entries: a file whose size and mtime match what
+    the graph holds (with a hash) is not read; one that timed out with these very bytes is not retried; every
+    other file becomes a task carrying its known hash, so the worker can say "unchanged" after hashing."""
+    stats: dict[str, FileStat] = {}
+    tasks: list[ParseTask] = []
+    present: set[str] = set()
+    for rel, size, mtime in entries:
+        present.add(rel)
+        report.scanned += 1
+        stats[rel] = FileStat(size, mtime)
+        old = known.get(rel)
+        if not cold and old is not None and old[1] == size and old[2] == mtime and old[0]:
+            continue  # stat clears it: no read, no hash
+        if not cold and timed_out.get(rel) == (size, mtime):
+            continue  # timed out before with these very bytes: not again at every sync
+        tasks.append(ParseTask(rel, None if cold or old is None else (old[0] or None)))
+    return stats, tasks, present
+
+
+def deleted_paths(
+    known: dict[str, tuple[str, int, int]], present: set[str], paths: Iterable[str] | None
+) -> set[str]:
+    """Files the graph holds that the scan did not find (of the scanned `paths` only, when given)."""
+    if paths is None:
+        return set(known) - present
+    return {p for p in paths if p in known and p not in present}
+
+
 DEFAULT_MAX_FILES = 200_000
 
 
@@ -236,7 +301,11 @@ class RepoSync:
     ) -> SyncReport:
         """Bring the graph in line with the files. `paths` limits the scan to those (the watcher's dirty set);
         `full` re-parses everything (a rebuild). `between` is called at points where no transaction is open
-        (between parse results, before the write): the writer runs queued quick writes there."""
+        (between parse results, before the write): the writer runs queued quick writes there.
+
+        The stages, each a method below: walk + stat diff (`scan`), read + hash + parse (`parse_changes`, in the
+        parse pool), resolve against the symbol table (`resolve`), one graph write (`write`), and `publish`:
+        the engine's view of the graph follows the committed batch."""
         t0 = time.perf_counter()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
@@ -245,53 +314,109 @@ class RepoSync:
         report = SyncReport("cold" if cold else "incremental")
         if full:
             self.timed_out.clear()
-        stats, tasks, present = self._scan(known, paths, cold, report)
-        deleted = self._deleted(known, present, paths)
-        for path in deleted:
-            self.timed_out.pop(path, None)
-            self.parse_skipped.pop(path, None)
+        scan = self.scan(known, paths, cold, report)
         report.seconds["scan"] = time.perf_counter() - t0
-        if not tasks and not deleted:
+        if not scan.tasks and not scan.deleted:
             report.mode = "noop"
             return report
 
         t1 = time.perf_counter()
-        changed: dict[str, FileFacts] = {}
-        touched: dict[str, FileStat] = {}
-        for n, outcome in enumerate(self._parse(tasks, progress, report)):
+        changes = self.parse_changes(self._parse(scan.tasks, progress, report), scan, known, report, between)
+        report.seconds["parse"] = time.perf_counter() - t1
+        if not changes.changed and not changes.deleted and not changes.touched:
+            report.mode = "noop"
+            return report
+
+        t2 = time.perf_counter()
+        index = self._ensure_index(conn, progress, skip=set(changes.changed) | changes.deleted)
+        plan = self.resolve(index, changes, scan.stats, known, cold, progress)
+        report.affected_paths = sorted(plan.to_resolve - set(changes.changed))
+        report.affected = len(report.affected_paths)
+        report.deleted = len(changes.deleted)
+        report.seconds["resolve"] = time.perf_counter() - t2
+
+        between()
+        t3 = time.perf_counter()
+        progress({"phase": "write", "message": f"writing {len(changes.changed)} files"})
+        report.written = self.write(conn, plan, index, cold)
+        self.publish(plan.batch, cold)
+        report.seconds["write"] = time.perf_counter() - t3
+        self.cache.put_many(list(changes.changed.values()))
+        report.changed_paths = sorted(changes.changed)
+        report.deleted_paths = sorted(changes.deleted)
+        report.seconds["total"] = time.perf_counter() - t0
+        return report
+
+    # -- stages -------------------------------------------------------------------------------------
+
+    def scan(
+        self,
+        known: dict[str, tuple[str, int, int]],
+        paths: Iterable[str] | None,
+        cold: bool,
+        report: SyncReport,
+    ) -> Scan:
+        """Walk + stat diff: what is on disk (all of the repository, or only `paths`), which files need their
+        content read (`tasks`: stat cannot clear them), and which files the graph holds that are gone."""
+        entries = self._walk(known, paths, report)
+        stats, tasks, present = stat_diff(entries, known, cold, self.timed_out, report)
+        deleted = deleted_paths(known, present, paths)
+        for path in deleted:
+            self.timed_out.pop(path, None)
+            self.parse_skipped.pop(path, None)
+        return Scan(stats, tasks, deleted)
+
+    def parse_changes(
+        self,
+        outcomes: Iterable[ParseOutcome],
+        scan: Scan,
+        known: dict[str, tuple[str, int, int]],
+        report: SyncReport,
+        between: Callable[[], Any] = lambda: None,
+    ) -> Changes:
+        """Hash + parse outcomes (read, hashed and extracted in the parse pool) -> what this batch changes:
+        new facts, files whose stat changed but content did not, and files that leave the graph."""
+        changes = Changes(deleted=set(scan.deleted))
+        for n, outcome in enumerate(outcomes):
             if n % 16 == 0:
                 between()
             if outcome.status == "unchanged":
-                touched[outcome.path] = stats[outcome.path]
+                changes.touched[outcome.path] = scan.stats[outcome.path]
                 report.unchanged += 1
             elif outcome.status == "parsed" and outcome.facts is not None:
                 self.timed_out.pop(outcome.path, None)
                 self.parse_skipped.pop(outcome.path, None)
-                changed[outcome.path] = intern_facts(outcome.facts)
+                changes.changed[outcome.path] = intern_facts(outcome.facts)
                 report.parsed += 1
                 if outcome.facts.diagnostics:
                     report.diagnostics += 1
             else:
                 report.skipped.append({"path": outcome.path, "reason": outcome.reason})
                 self.parse_skipped[outcome.path] = outcome.reason
-                if outcome.reason == "timeout" and outcome.path in stats:
-                    st = stats[outcome.path]
+                if outcome.reason == "timeout" and outcome.path in scan.stats:
+                    st = scan.stats[outcome.path]
                     self.timed_out[outcome.path] = (st.size, st.mtime_ns)
                 if outcome.reason in ("binary", "too-large", "timeout", "worker-died", "unreadable", "extract-failed"):
-                    facts = skipped_facts(outcome.path, outcome.reason)
-                    changed[outcome.path] = facts
+                    changes.changed[outcome.path] = skipped_facts(outcome.path, outcome.reason)
                     report.diagnostics += 1
                 elif outcome.path in known:
-                    deleted.add(outcome.path)  # now a secret or a symlink: it must leave the graph
-        report.seconds["parse"] = time.perf_counter() - t1
-        if not changed and not deleted and not touched:
-            report.mode = "noop"
-            return report
+                    changes.deleted.add(outcome.path)  # now a secret or a symlink: it must leave the graph
+        return changes
 
-        t2 = time.perf_counter()
-        index = self._ensure_index(conn, progress, skip=set(changed) | deleted)
-        # Before the table changes: the old facts and resolutions of every file this batch can touch, so a
-        # small batch writes only the difference (see graphwrite.write_diff).
+    def resolve(
+        self,
+        index: RepoIndex,
+        changes: Changes,
+        stats: dict[str, FileStat],
+        known: dict[str, tuple[str, int, int]],
+        cold: bool,
+        progress: Progress = lambda _: None,
+    ) -> Plan:
+        """Apply the changes to the symbol table and resolve every file whose edges they can change: the
+        changed files, plus (incrementally) the files referencing a name whose meaning changed, or all of them
+        when a project file changed. Before the table changes, the old facts and resolutions of every file the
+        batch can touch are kept, so a small batch writes only the difference (see graphwrite.write_diff)."""
+        changed, deleted = changes.changed, changes.deleted
         old_facts: dict[str, FileFacts | None] = {}
         old_res: dict[str, FileResolution | None] = {}
         diffable = not cold
@@ -326,7 +451,7 @@ class RepoSync:
             to_resolve = set(self.facts)  # path aliases or workspace packages may have moved: redo all
         else:
             to_resolve = set(changed) | (index.files_referencing(names) - deleted)
-        batch = Batch(self.repo_id, changed=changed, touched=touched, deleted=deleted)
+        batch = Batch(self.repo_id, changed=changed, touched=changes.touched, deleted=deleted)
         batch.new_paths = {p for p in changed if p not in known}
         batch.stats = {p: stats[p] for p in changed if p in stats}
         for n, path in enumerate(sorted(to_resolve)):
@@ -335,70 +460,61 @@ class RepoSync:
                 batch.facts[path] = self.facts[path]
             if n % 200 == 0:
                 progress({"phase": "resolve", "done": n, "total": len(to_resolve)})
-        report.affected_paths = sorted(to_resolve - set(changed))
-        report.affected = len(report.affected_paths)
-        report.deleted = len(deleted)
-        report.seconds["resolve"] = time.perf_counter() - t2
+        return Plan(batch, to_resolve, old_facts, old_res, diffable)
 
-        between()
-        t3 = time.perf_counter()
-        progress({"phase": "write", "message": f"writing {len(changed)} files"})
+    def write(self, conn: Conn, plan: Plan, index: RepoIndex, cold: bool) -> dict[str, int]:
+        """One graph write: a bulk load when cold, else the difference against the old resolutions when it is
+        small, else the changed files replaced wholesale. A failure leaves the engine's view of the graph unknown,
+        so it is dropped (read again on the next sync) before the error propagates."""
+        batch = plan.batch
         diff = None
-        if diffable and set(batch.resolutions) <= set(old_facts) | set(changed):
-            diff = graphwrite.compute_diff(batch, old_facts, old_res)
+        if plan.diffable and set(batch.resolutions) <= set(plan.old_facts) | set(batch.changed):
+            diff = graphwrite.compute_diff(batch, plan.old_facts, plan.old_resolutions)
             if diff.rows() > graphwrite.DIFF_MAX_ROWS:
                 diff = None
         try:
             if cold:
-                report.written = graphwrite.write_cold(conn, batch)
-            elif diff is not None:
-                report.written = graphwrite.write_diff(conn, batch, diff)
-            else:
-                live_symbols = {
-                    index.symbol_id(path, sym) for path, facts in self.facts.items() for sym in facts.symbols
-                }
-                live_files = {file_id(self.repo_id, path) for path in self.facts}
-                report.written = graphwrite.write_incremental(conn, batch, live_symbols, live_files)
+                return graphwrite.write_cold(conn, batch)
+            if diff is not None:
+                return graphwrite.write_diff(conn, batch, diff)
+            live_symbols = {
+                index.symbol_id(path, sym) for path, facts in self.facts.items() for sym in facts.symbols
+            }
+            live_files = {file_id(self.repo_id, path) for path in self.facts}
+            return graphwrite.write_incremental(conn, batch, live_symbols, live_files)
         except Exception:
             self.resolutions.clear()  # the in-memory view may now be ahead of the graph
             self.known = None
             raise
-        if cold:
+
+    def publish(self, batch: Batch, cold: bool) -> None:
+        """After the commit: what the graph holds per file (hash and stat) and the resolutions it holds follow
+        the batch, so the next sync diffs against them."""
+        if cold or self.known is None:
             self.known = {}
-        for path, facts in changed.items():
+        known = self.known
+        for path, facts in batch.changed.items():
             st = batch.stats.get(path, FileStat())
-            self.known[path] = (facts.hash, st.size, st.mtime_ns)
-        for path, st in touched.items():
-            old_hash = self.known.get(path, ("", 0, 0))[0]
-            self.known[path] = (old_hash, st.size, st.mtime_ns)
-        for path in deleted:
-            self.known.pop(path, None)
+            known[path] = (facts.hash, st.size, st.mtime_ns)
+        for path, st in batch.touched.items():
+            old_hash = known.get(path, ("", 0, 0))[0]
+            known[path] = (old_hash, st.size, st.mtime_ns)
+        for path in batch.deleted:
+            known.pop(path, None)
         for path, res in batch.resolutions.items():
             self.resolutions[path] = res
-        for path in deleted:
+        for path in batch.deleted:
             self.resolutions.pop(path, None)
-        report.seconds["write"] = time.perf_counter() - t3
-        self.cache.put_many(list(changed.values()))
-        report.changed_paths = sorted(changed)
-        report.deleted_paths = sorted(deleted)
-        report.seconds["total"] = time.perf_counter() - t0
-        return report
 
     # -- steps --------------------------------------------------------------------------------------
 
-    def _scan(
-        self,
-        known: dict[str, tuple[str, int, int]],
-        paths: Iterable[str] | None,
-        cold: bool,
-        report: SyncReport,
-    ) -> tuple[dict[str, FileStat], list[ParseTask], set[str]]:
-        stats: dict[str, FileStat] = {}
-        tasks: list[ParseTask] = []
-        present: set[str] = set()
+    def _walk(
+        self, known: dict[str, tuple[str, int, int]], paths: Iterable[str] | None, report: SyncReport
+    ) -> list[tuple[str, int, int]]:
+        """(path, size, mtimeNs) of every regular file to consider: the whole walk, or the given paths."""
+        entries: list[tuple[str, int, int]] = []
         if paths is None:
             cap = max_first_index_files() if not known else 0
-            entries = []
             for e in self.rules.walk():
                 entries.append((e.path, e.size, e.mtime_ns))
                 if cap and len(entries) > cap:
@@ -411,7 +527,6 @@ class RepoSync:
             report.skipped.extend({"path": s.path, "reason": s.reason} for s in self.rules.skipped)
             self.walk_skipped = {s.path: s.reason for s in self.rules.skipped}
         else:
-            entries = []
             for rel in paths:
                 if self.rules.is_ignored(rel, False) is not None:
                     continue
@@ -419,28 +534,9 @@ class RepoSync:
                     st = os.lstat(os.path.join(self.root, rel))
                 except OSError:
                     continue
-                import stat as stat_mod
-
                 if stat_mod.S_ISREG(st.st_mode):
                     entries.append((rel, st.st_size, st.st_mtime_ns))
-        for rel, size, mtime in entries:
-            present.add(rel)
-            report.scanned += 1
-            stats[rel] = FileStat(size, mtime)
-            old = known.get(rel)
-            if not cold and old is not None and old[1] == size and old[2] == mtime and old[0]:
-                continue  # stat clears it: no read, no hash
-            if not cold and self.timed_out.get(rel) == (size, mtime):
-                continue  # timed out before with these very bytes: not again at every sync
-            tasks.append(ParseTask(rel, None if cold or old is None else (old[0] or None)))
-        return stats, tasks, present
-
-    def _deleted(
-        self, known: dict[str, tuple[str, int, int]], present: set[str], paths: Iterable[str] | None
-    ) -> set[str]:
-        if paths is None:
-            return set(known) - present
-        return {p for p in paths if p in known and p not in present}
+        return entries
 
     def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterable[ParseOutcome]:
         total = len(tasks)

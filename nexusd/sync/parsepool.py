@@ -24,10 +24,9 @@ from multiprocessing.connection import Connection, wait
 from operator import attrgetter
 from typing import Any
 
-import msgpack
-
 from .. import config
 from ..parse.facts import CallFact, Diagnostic, FileFacts, ImportFact, SymbolFact, TypeFact, content_hash
+from ..protocol import pack_local, unpack_local
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +141,7 @@ def encode_outcome(outcome: ParseOutcome) -> bytes:
             row = _ROW[cls]
             packed[i] = [row(item) for item in packed[i]]
     try:
-        return msgpack.packb((outcome.path, outcome.status, packed, outcome.hash, outcome.reason))
+        return pack_local((outcome.path, outcome.status, packed, outcome.hash, outcome.reason))
     except (UnicodeEncodeError, TypeError, ValueError, OverflowError):
         return _PICKLED + pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -151,7 +150,7 @@ def decode_outcome(data: bytes) -> ParseOutcome:
     if data[:1] == _PICKLED:
         out: ParseOutcome = pickle.loads(data[1:])
         return out
-    path, status, packed, digest, reason = msgpack.unpackb(data)
+    path, status, packed, digest, reason = unpack_local(data)
     facts = None
     if packed is not None:
         for i, cls in _NESTED_AT.items():

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from nexus_client.shellhook import hook_script
 
-from nexusd.history.shell import hook_script, parse_spool, scrape_history
+from nexusd.history.shell import parse_spool, scrape_history
 
 SCRIPT = """cd {work}
 false
