@@ -20,7 +20,7 @@ from ..memory import attach, model
 from ..memory.service import MemoryService, export_nodes, render
 from ..memory.text import CHARS_PER_TOKEN, estimate_tokens, search_text
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, require_repo
+from ..repos import Repo, require_repo
 
 DEFAULT_BUDGET = 2000
 MAX_TEXT = 64_000
@@ -29,26 +29,8 @@ _IDS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems"
 _SESSION = {"type": "string", "description": "Session id (default: this user's latest open session here)."}
 
 
-def service(ctx_or_daemon: Any) -> MemoryService:
-    daemon = getattr(ctx_or_daemon, "daemon", ctx_or_daemon)
-    return daemon.services["memory"]  # type: ignore[no-any-return]
-
-
-def start(daemon: Any) -> None:
-    svc = MemoryService(daemon)
-    daemon.services["memory"] = svc
-    conn = daemon.store.connect()
-    try:
-        svc.start(conn)
-    finally:
-        conn.close()
-
-
-def stop(daemon: Any) -> None:
-    # The journal stays open: the writer may still finish a write; every record is fsynced as it is written.
-    svc = daemon.services.get("memory")
-    if svc is not None:
-        svc.stop()
+def service(ctx: Ctx) -> MemoryService:
+    return ctx.parts.memory
 
 
 def _user(args: dict[str, Any]) -> str:
@@ -73,7 +55,7 @@ MEMORY_TEXT_FIELDS = ("text", "title", "steps", "done", "openItems", "nextSteps"
 
 def _scope(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Repo]:
     user = _user(args)
-    return user, require_repo(ctx, args, user=user)
+    return user, require_repo(ctx.parts.repos, args, user=user)
 
 
 def _conn(ctx: Ctx) -> Any:
@@ -441,9 +423,9 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("allRepos"):
         repo_ids = svc.index.repos_of(user)
         if args.get("repo"):
-            here = registry(ctx).containing(args["repo"])
+            here = ctx.parts.repos.containing(args["repo"])
     else:
-        here = require_repo(ctx, args, user=user)
+        here = require_repo(ctx.parts.repos, args, user=user)
         repo_ids = [here.id]
     pool = max(limit * 3, 50)
     ranked: list[Any] = []
@@ -477,7 +459,7 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             item["status"] = _status(ctx, svc, doc) if doc.item.get("symbolId") else None
             item["symbol"] = doc.item.get("symbol")
         item["repoId"] = doc.repo
-        repo = registry(ctx).get(doc.repo)
+        repo = ctx.parts.repos.get(doc.repo)
         item["repo"] = repo.root if repo else None
         items.append(item)
         docs.append(doc)
@@ -512,7 +494,7 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def _status(ctx: Ctx, svc: MemoryService, doc: Any) -> str:
     fact = {"repoId": doc.repo, **doc.item}
-    repo = registry(ctx).get(doc.repo)
+    repo = ctx.parts.repos.get(doc.repo)
     status, follow = attach.fact_status(_conn(ctx), fact, repo.root if repo else None)
     if follow is not None:
         record = {
@@ -542,7 +524,7 @@ def memory_export(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("allRepos"):
         repos = None
     else:
-        repos = [require_repo(ctx, args, user=user).id]
+        repos = [require_repo(ctx.parts.repos, args, user=user).id]
     nodes = export_nodes(_conn(ctx), user, repos)
     svc = service(ctx)
     for node in nodes:  # usage lives in the index first; the graph may be a few milliseconds behind
@@ -650,20 +632,9 @@ def memory_forget(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 # -- status section -------------------------------------------------------------------------------------
 
 
-def _status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
-    svc = ctx.daemon.services.get("memory")
-    if svc is None:
-        return "memory", None
+def status_section(svc: MemoryService) -> tuple[str, Any]:
+    """`status`'s memory section (registered by the composition root)."""
     return "memory", {"journalSeq": svc.journal.last_seq, "searchable": len(svc.index), "replayed": svc.replayed}
-
-
-def _register_status() -> None:
-    from . import core
-
-    core.STATUS_SECTIONS.append(_status_section)
-
-
-_register_status()
 
 
 if config.get("NEXUS_DEBUG_OPS"):
@@ -684,5 +655,5 @@ if config.get("NEXUS_DEBUG_OPS"):
             "MERGE (r:Repository {id: $id}) SET r.root = $root, r.name = $name, r.userId = $u, r.registeredAt = $at",
             {"id": rid, "root": root, "name": os.path.basename(root), "u": user, "at": time.time()},
         )
-        registry(ctx).put(Repo(id=rid, root=root, name=os.path.basename(root), user_id=user))
+        ctx.parts.repos.put(Repo(id=rid, root=root, name=os.path.basename(root), user_id=user))
         return {"id": rid, "root": root}

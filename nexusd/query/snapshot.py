@@ -31,18 +31,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..batch import CommittedBatch, FileData, edge_rows
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
 
 if TYPE_CHECKING:
-    from ..parse.facts import FileFacts
     from ..repos import Repo
-    from ..resolve.base import FileResolution
     from ..store import Conn
 
-# What the sync engine holds for one file after a batch: its facts and the resolution written with them
-# (None: the file left the graph).
-FileData = tuple["FileFacts", "FileResolution | None"]
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +341,6 @@ class Snapshot:
         sources equal.
         """
         from ..parse.facts import file_id, semantic_key, symbol_id
-        from ..sync.graphwrite import edge_rows
 
         repo = self.repo_id
         for _path, (facts, _res) in files:
@@ -707,6 +702,19 @@ class Snapshots:
             except Exception:
                 log.exception("query snapshot delta failed; reloading on next use")
                 self._stale.add(repo.id)
+
+    def apply_batch(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
+        """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
+        from the batch's files in the background (no Kuzu reads, the writer goes on), or drop it if the batch
+        does not carry them; after an incremental one, redo the files it rewrote."""
+        if batch.mode == "cold":
+            if batch.files is not None:
+                self.build_from(repo, [(p, d) for p, d in batch.files.items() if d is not None], batch.version)
+            else:
+                self.on_batch(repo, set(), reload=True, conn=conn)
+            return
+        files = dict(batch.files) if batch.files is not None else None
+        self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
     def drop(self, repo_id: str) -> None:
         with self._lock:
