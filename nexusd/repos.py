@@ -186,6 +186,14 @@ def register(conn: Conn, reg: RepoRegistry, root: str, user: str) -> Repo:
     return repo
 
 
+def save_node(conn: Conn, repo: Repo) -> None:
+    """Write the Repository node of a registration made without a build (tests of memory before `index`)."""
+    conn.execute(
+        "MERGE (r:Repository {id: $id}) SET r.root = $root, r.name = $name, r.userId = $u, r.registeredAt = $at",
+        {"id": repo.id, "root": repo.root, "name": repo.name, "u": repo.user_id, "at": time.time()},
+    )
+
+
 def record_build(conn: Conn, repo: Repo, summary: str, *, cold: bool) -> None:
     """A batch committed: bump the graph version, stamp indexedAt and the build summary (graph, then cache)."""
     now = time.time()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import safefs
 from ..errors import BadRequest, NotFound, NotIndexed
-from ..history import ingest, rank, vectors
+from ..history import ingest, rank, reads, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, owner_of, repo_shared, require_repo, with_freshness
@@ -153,17 +153,10 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         _store_vectors(conn, repo.id, user, "ConversationTurn", [(t.id, t.text) for t in turns])
     else:
         out["transcripts"] = "off (opt in with --transcripts or NEXUS_HISTORY_TRANSCRIPTS=1)"
-    out["counts"] = counts(conn, repo.id)
+    out["counts"] = reads.counts(conn, repo.id)
     ctx.progress({"message": "indexing for query"})
     out["indexed"] = len(retrieve_index.index_for(conn).ready(conn, repo.id).ids)  # not left to the first query
     return with_freshness(repo, out)
-
-
-def counts(conn: Conn, repo_id: str) -> dict[str, int]:
-    return {
-        table: int(conn.scalar(f"MATCH (n:{table}) WHERE n.repoId = $r RETURN count(n)", {"r": repo_id}) or 0)
-        for table in ingest.HISTORY_TABLES
-    }
 
 
 @op("shell.ingest", lane="write", long=True, description="Ingest the shell hook's spool now (the daemon also does so periodically).")
@@ -297,30 +290,10 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     limit = int(args.get("limit") or 20)
     with_patch = args.get("patch", True)
     rel = _relative(repo, target)
-    cols = (
-        "c.sha AS sha, c.message AS message, c.author AS author, c.time AS time, c.kind AS kind, "
-        "c.signal AS signal, ch.path AS path, ch.status AS status, ch.additions AS additions, "
-        "ch.deletions AS deletions" + (", ch.patch AS patch" if with_patch else "")
-    )
-    is_file = bool(
-        conn.scalar(
-            "MATCH (ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) RETURN count(ch)",
-            {"r": repo.id, "p": rel},
-        )
-    )
-    if is_file:
-        rows = conn.dicts(
-            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) "
-            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-            {"r": repo.id, "p": rel, "n": limit},
-        )
+    if reads.is_changed_file(conn, repo.id, rel):
+        rows = reads.file_changes(conn, repo.id, rel, limit, bool(with_patch))
         return with_freshness(repo, {"target": target, "kind": "file", "path": rel, "changes": rows})
-    symbols = conn.dicts(
-        "MATCH (s:Symbol) WHERE s.repoId = $r AND (s.id = $t OR s.qualifiedName = $t OR s.name = $t) "
-        "RETURN s.id AS id, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, s.path AS path, "
-        "s.startLine AS startLine, s.endLine AS endLine ORDER BY s.path, s.startLine LIMIT 20",
-        {"r": repo.id, "t": target},
-    )
+    symbols = reads.symbols_named(conn, repo.id, target)
     if not symbols:
         raise NotFound(
             f"no symbol or changed file named {target!r} in {repo.root}",
@@ -330,11 +303,7 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     chosen = exact or symbols
     out_symbols = []
     for sym in chosen[:5]:
-        rows = conn.dicts(
-            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change)-[:TOUCHED]->(s:Symbol {{id: $id}}) "
-            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-            {"id": sym["id"], "n": limit},
-        )
+        rows = reads.symbol_changes(conn, sym["id"], limit, bool(with_patch))
         out_symbols.append({**sym, "changes": rows})
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
     if len(chosen) > 5:

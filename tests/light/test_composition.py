@@ -14,6 +14,7 @@ import inspect
 import sys
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import nexusd.app  # noqa: F401  (imports every op and every part)
@@ -178,3 +179,61 @@ def test_the_daemon_types_what_it_holds() -> None:
     assert "self.services" not in declared
     for name in ("self.store", "self.server", "self.parts"):
         assert "Any" not in declared[name].split("=")[0], declared[name]
+
+
+def test_no_cypher_in_op_handlers() -> None:
+    """Cypher lives in the store layer and the per-area query modules (repos.py, memory/reads.py,
+    history/reads.py, sync/graphwrite.py...), never in nexusd/ops/."""
+    import ast
+    import re
+    from pathlib import Path
+
+    cypher = re.compile(r"\b(MATCH|MERGE|DETACH DELETE|UNWIND|COPY|CREATE)\b.*\b(RETURN|SET|DELETE|FROM|\()")
+    ops_dir = Path(nexusd.app.__file__).parent / "ops"
+    found = []
+    for path in sorted(ops_dir.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and cypher.search(node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value[:60]}")
+    assert not found, found
+
+
+def _imports(source: str, package: str) -> set[str]:
+    """Every module a file of `package` imports (at run time or under TYPE_CHECKING), as absolute names."""
+    import ast
+
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out |= {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+def test_the_read_side_never_imports_the_write_side() -> None:
+    query_dir = Path(nexusd.app.__file__).parent / "query"
+    bad = {
+        f"{p.name}: {m}"
+        for p in sorted(query_dir.glob("*.py"))
+        for m in _imports(p.read_text(), "nexusd.query")
+        if m.startswith("nexusd.sync")
+    }
+    assert not bad, bad
+    # and the query ops read snapshots, never the sync engine's fields
+    source = (Path(nexusd.app.__file__).parent / "ops" / "query.py").read_text()
+    for private in (".facts", ".resolutions", "engines", "engine("):
+        assert private not in source, private
+
+
+def test_the_import_walk_sees_a_relative_import_of_sync() -> None:
+    source = "if TYPE_CHECKING:\n    from ..sync.walk import read_source\ndef f():\n    from ..sync import live\n"
+    found = _imports(source, "nexusd.query")
+    assert {"nexusd.sync.walk", "nexusd.sync.live"} <= found, found
