@@ -15,10 +15,16 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, config, paths
 from .lock import AlreadyRunning, PidLock
+from .parts import DaemonInfo
+
+if TYPE_CHECKING:
+    from .parts import Parts
+    from .server import Server
+    from .store import Store
 
 log = logging.getLogger("nexusd")
 
@@ -34,13 +40,14 @@ class Daemon:
         self.pid = os.getpid()
         self.recovery: dict[str, Any] | None = None
         # True when the last run did not stop cleanly (kill -9, power loss): Kuzu's WAL replay can then lose a
-        # committed relationship (measured: tests/reliability, RELIABILITY.md), so ops/code.start rebuilds
-        # every code graph from the files instead of trusting it. Memory comes from its journal either way.
+        # committed relationship (measured: tests/reliability, RELIABILITY.md), so the catch-up at start
+        # (sync/live.py) rebuilds every code graph from the files instead of trusting it. Memory comes from its
+        # journal either way.
         self.unclean_stop = False
         self.schema_report: dict[str, Any] = {}
-        self.store: Any = None
-        self.server: Any = None
-        self.services: dict[str, Any] = {}  # feature modules hang their per-daemon state here
+        self.store: Store | None = None
+        self.server: Server | None = None
+        self.parts: Parts | None = None  # built by the composition root (app.py) once the store is open
         self._lock = PidLock(dirs.pidfile)
         self._stop_requested = threading.Event()
 
@@ -77,15 +84,15 @@ class Daemon:
         try:
             self._setup_logging()
             log.info("nexusd %s starting (pid %d, data %s)", __version__, self.pid, self.dirs.data)
+            # Signals first: a SIGTERM that arrives once the socket exists (a client sees the daemon up) must stop
+            # it cleanly, not kill it with the default handler.
+            self._install_signals()
             self._open_store()
             self._bind()
-            self._install_signals()
-            from . import ops  # registers every operation
-
-            ops.start_services(self)
-            self.server.start_workers()
+            server = self._compose()
+            server.start_workers()
             log.info("serving on %s", self.dirs.endpoint)
-            self.server.serve_forever()
+            server.serve_forever()
             log.info("stopping")
             return 0
         finally:
@@ -97,6 +104,20 @@ class Daemon:
             self.server.stop()
 
     # -- steps --------------------------------------------------------------------------------------
+
+    def _compose(self) -> Server:
+        from . import app  # imports (registers) every operation
+
+        assert self.store is not None and self.server is not None
+        info = DaemonInfo(
+            pid=self.pid, started_at=self.started_at, dirs=self.dirs, recovery=self.recovery,
+            unclean_stop=self.unclean_stop,
+        )  # fmt: skip
+        recreated = bool(self.schema_report.get("memory_recreated"))
+        self.parts = app.build(info, self.store, self.server, self.request_stop, memory_recreated=recreated)
+        self.server.parts = self.parts
+        app.start(self.parts)
+        return self.server
 
     def _setup_logging(self) -> None:
         root = logging.getLogger()
@@ -135,8 +156,8 @@ class Daemon:
                     aside,
                 )
         marker.unlink(missing_ok=True)
-        self.store = Store(db)
-        self.schema_report = self.store.ensure_schema()
+        self.store = store = Store(db)
+        self.schema_report = store.ensure_schema()
 
     def _bind(self) -> None:
         from .server import Server
@@ -145,10 +166,13 @@ class Daemon:
         paths.check_socket_dirs(self.dirs, create=True)  # again, right before the bind
         # We hold the lock, so a socket file left here belongs to a dead daemon: safe to remove.
         sock.unlink(missing_ok=True)
-        self.server = Server(self, self.dirs.endpoint, readers=self.readers)
+        assert self.store is not None
+        self.server = server = Server(self.store, self.dirs.endpoint, readers=self.readers)
+        if self._stop_requested.is_set():  # a signal came before there was a loop to stop
+            server.stop()
         old = os.umask(0o077)
         try:
-            self.server.bind()
+            server.bind()
         finally:
             os.umask(old)
 
@@ -164,10 +188,10 @@ class Daemon:
         try:
             if self.server is not None:
                 self.server.drain_and_close()  # the write in progress commits or rolls back first
-            if "nexusd.ops" in sys.modules:
-                from . import ops
+            if self.parts is not None:
+                from . import app
 
-                ops.stop_services(self)
+                app.stop(self.parts)
             if self.store is not None:
                 try:
                     self.store.checkpoint()

@@ -21,7 +21,7 @@ import jsonschema
 from .errors import BadRequest, UnknownOp
 
 if TYPE_CHECKING:
-    from .daemon import Daemon
+    from .parts import Parts
     from .store import Conn
 
 Handler = Callable[["Ctx", dict[str, Any]], Any]
@@ -30,9 +30,10 @@ LANES = ("inline", "read", "write", "control")
 
 @dataclass
 class Ctx:
-    """What a handler gets: the daemon, a connection for its lane, and a way to report progress."""
+    """What a handler gets: the daemon's parts (typed, built once by app.py; never the daemon itself), a
+    connection for its lane, and a way to report progress."""
 
-    daemon: Daemon
+    parts: Parts
     conn: Conn | None
     request_id: Any
     op: str

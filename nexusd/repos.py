@@ -8,8 +8,10 @@ Repository nodes; this cache is updated right after those writes commit.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,6 @@ from . import config
 from .errors import BadRequest, Forbidden, NotIndexed
 
 if TYPE_CHECKING:
-    from .registry import Ctx
     from .store import Conn
 
 
@@ -80,7 +81,7 @@ class RepoRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._repos: dict[str, Repo] = {}
-        # A copy of the registrations outside the database (set by ops/code.start): when the database is moved
+        # A copy of the registrations outside the database (set by the composition root, app.py): when the database is moved
         # aside as unopenable, the Repository nodes go with it, and without this list nothing would say which
         # code graphs to rebuild from the files.
         self.sidecar: Path | None = None
@@ -89,8 +90,6 @@ class RepoRegistry:
         """Rewrite the sidecar (atomically) after a registration change."""
         if self.sidecar is None:
             return
-        import json
-
         with self._lock:
             entries = [{"id": r.id, "root": r.root, "name": r.name, "userId": r.user_id} for r in self._repos.values()]
             tmp = self.sidecar.with_name(self.sidecar.name + ".tmp")
@@ -102,8 +101,6 @@ class RepoRegistry:
 
     def saved(self) -> list[dict[str, str]]:
         """The registrations the sidecar remembers ([] when there is none or it is unreadable)."""
-        import json
-
         if self.sidecar is None:
             return []
         try:
@@ -113,8 +110,6 @@ class RepoRegistry:
         return [e for e in data if isinstance(e, dict) and isinstance(e.get("root"), str)] if isinstance(data, list) else []
 
     def load(self, conn: Conn) -> None:
-        import json
-
         rows = conn.dicts(
             "MATCH (r:Repository) RETURN r.id AS id, r.root AS root, r.name AS name, r.userId AS userId, "
             "r.graphVersion AS gv, r.indexedAt AS at, r.lastBuild AS lastBuild"
@@ -173,15 +168,66 @@ class RepoRegistry:
         return best
 
 
-def registry(ctx_or_daemon: Any) -> RepoRegistry:
-    daemon = getattr(ctx_or_daemon, "daemon", ctx_or_daemon)
-    reg = daemon.services.get("repos")
-    if reg is None:
-        reg = daemon.services["repos"] = RepoRegistry()
-    return reg
+def register(conn: Conn, reg: RepoRegistry, root: str, user: str) -> Repo:
+    """The repository registered at `root` (by root first: a moved repository keeps its old id), or a new
+    registration (a Repository node, then the cache and the sidecar)."""
+    rid = repo_id_for(root)
+    repo = reg.by_root(root) or reg.get(rid)
+    if repo is not None:
+        return repo
+    name = os.path.basename(root.rstrip(os.sep)) or root
+    conn.execute(
+        "MERGE (r:Repository {id: $id}) ON CREATE SET r.root = $root, r.name = $name, r.userId = $user, "
+        "r.graphVersion = 0, r.registeredAt = $at",
+        {"id": rid, "root": root, "name": name, "user": user, "at": time.time()},
+    )
+    repo = Repo(id=rid, root=root, name=name, user_id=user)
+    reg.put(repo)
+    return repo
 
 
-def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> Repo:
+def save_node(conn: Conn, repo: Repo) -> None:
+    """Write the Repository node of a registration made without a build (tests of memory before `index`)."""
+    conn.execute(
+        "MERGE (r:Repository {id: $id}) SET r.root = $root, r.name = $name, r.userId = $u, r.registeredAt = $at",
+        {"id": repo.id, "root": repo.root, "name": repo.name, "u": repo.user_id, "at": time.time()},
+    )
+
+
+def record_build(conn: Conn, repo: Repo, summary: str, *, cold: bool) -> None:
+    """A batch committed: bump the graph version, stamp indexedAt and the build summary (graph, then cache)."""
+    now = time.time()
+    conn.execute(
+        "MATCH (r:Repository {id: $id}) SET r.graphVersion = $v, r.indexedAt = $at, r.lastBuild = $b",
+        {"id": repo.id, "v": repo.graph_version + 1, "at": now, "b": summary},
+    )
+    repo.graph_version += 1
+    repo.indexed_at = now
+    repo.last_build = json.loads(summary)
+    if cold:
+        repo.damaged = None
+
+
+def record_failure(conn: Conn, repo: Repo, summary: str) -> None:
+    """A sync failed (its batch rolled back): the summary says so beside the last good graph."""
+    conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
+    repo.last_build = json.loads(summary)
+
+
+def rename(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> None:
+    """The repository now lives at `root` (same id, memory, history and graph)."""
+    name = os.path.basename(root.rstrip(os.sep)) or root
+    conn.execute("MATCH (r:Repository {id: $id}) SET r.root = $root, r.name = $name",
+                 {"id": repo.id, "root": root, "name": name})  # fmt: skip
+    repo.root, repo.name = root, name
+    reg.put(repo)  # rewrites the sidecar with the new root
+
+
+def delete_node(conn: Conn, repo_id: str) -> None:
+    conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo_id})
+
+
+def require_repo(reg: RepoRegistry, args: dict[str, Any], *, user: str | None = None) -> Repo:
     """The registered repository the request's `repo` path points into, or a clear error.
 
     A repository registered by another user is refused (`forbidden`): one daemon may serve several users.
@@ -191,7 +237,7 @@ def require_repo(ctx: Ctx, args: dict[str, Any], *, user: str | None = None) -> 
         raise NotIndexed("no repository given", hint="pass `repo` (the CLI sends the git root of its cwd)")
     if not isinstance(path, str) or "\x00" in path:  # found by fuzzing: a NUL byte crashed handlers (internal)
         raise BadRequest("`repo` must be a path without NUL bytes")
-    repo = registry(ctx).containing(path)
+    repo = reg.containing(path)
     if repo is None:
         raise NotIndexed(f"{path} is not in a registered repository", hint=f"register it: `nexus index {path}`")
     check_owner(repo, user if user is not None else args.get("user"))

@@ -29,11 +29,11 @@ import zmq
 from . import protocol
 from .errors import BadRequest, Busy, Internal, NexusError, Timeout, TooLarge
 from .registry import Ctx, OpSpec, lookup, validate
-from .store import StoreError
+from .store import StoreError, StoreTimeout
 
 if TYPE_CHECKING:
-    from .daemon import Daemon
-    from .store import Conn
+    from .parts import Parts
+    from .store import Conn, Store
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,9 @@ class WriteQueue:
 
 
 class Server:
-    def __init__(self, daemon: Daemon, endpoint: str, readers: int = 4):
-        self.daemon = daemon
+    def __init__(self, store: Store, endpoint: str, readers: int = 4):
+        self.store = store
+        self.parts: Parts | None = None  # set by the daemon once the composition root built them (app.py)
         self.endpoint = endpoint
         self.ctx: zmq.Context = zmq.Context.instance()
         self.ctx.setsockopt(zmq.LINGER, 0)
@@ -133,7 +134,7 @@ class Server:
         self._active_reads = 0
         self._exclusive = False
         self._gate = threading.Condition()
-        daemon.store.exclusive = self.exclusive
+        store.exclusive = self.exclusive
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -220,7 +221,8 @@ class Server:
             self.handled += 1
             deadline = time.monotonic() + spec.timeout_s
             if spec.lane in ("inline", "control"):
-                ctx = Ctx(self.daemon, None, req.id, spec.name, deadline=deadline)
+                assert self.parts is not None
+                ctx = Ctx(self.parts, None, req.id, spec.name, deadline=deadline)
                 self._send_final(identity, protocol.ok_frame(req.id, spec.handler(ctx, req.args)))
             elif spec.lane == "read":
                 if self.read_queue.qsize() >= MAX_QUEUED_READS:
@@ -299,7 +301,7 @@ class Server:
         push = self.ctx.socket(zmq.PUSH)
         push.setsockopt(zmq.SNDHWM, 0)
         push.connect(_INPROC)
-        conn = self.daemon.store.connect()
+        conn = self.store.connect()
         writer = jobs is self.write_queue
         if writer:
             self._writer_push = push
@@ -355,7 +357,7 @@ class Server:
         """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py)."""
         if not self._dirty or self._active_reads or not self.read_queue.empty():
             return
-        if self.daemon.store.checkpoint(conn):
+        if self.store.checkpoint(conn):
             self._dirty = False
 
     def _run_task(self, job: Job, conn: Conn) -> None:
@@ -383,19 +385,18 @@ class Server:
             last[0] = now
             push.send_multipart([_PROGRESS, identity, protocol.progress_frame(job.request_id, data)])
 
-        ctx = Ctx(self.daemon, conn, job.request_id, job.spec.name, progress=progress, deadline=job.deadline)
+        assert self.parts is not None
+        ctx = Ctx(self.parts, conn, job.request_id, job.spec.name, progress=progress, deadline=job.deadline)
         try:
             result = job.spec.handler(ctx, job.args)
             frame = protocol.ok_frame(job.request_id, result)
         except NexusError as exc:
             frame = protocol.error_frame(job.request_id, exc)
+        except StoreTimeout:
+            frame = protocol.error_frame(job.request_id, Timeout(f"{job.spec.name}: query ran past its bound"))
         except StoreError as exc:
-            text = str(exc)
-            if "interrupted" in text.lower() or "timeout" in text.lower():
-                frame = protocol.error_frame(job.request_id, Timeout(f"{job.spec.name}: query ran past its bound"))
-            else:
-                log.exception("request %r (%s) failed in the store", job.request_id, job.spec.name)
-                frame = protocol.error_frame(job.request_id, Internal(f"{job.spec.name}: database error: {text}"))
+            log.exception("request %r (%s) failed in the store", job.request_id, job.spec.name)
+            frame = protocol.error_frame(job.request_id, Internal(f"{job.spec.name}: database error: {exc}"))
         except Exception as exc:
             log.exception("request %r (%s) crashed", job.request_id, job.spec.name)
             frame = protocol.error_frame(

@@ -33,7 +33,56 @@ COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slow
 
 
 class StoreError(RuntimeError):
-    """A database operation failed; the message carries Kuzu's own words."""
+    """A database operation failed; the message carries Kuzu's own words. What kind of failure it was is told by
+    the subclass (`StoreTimeout`, `StoreBusy`, `TransactionAborted`), decided here from Kuzu's message, so no
+    other module reads Kuzu's wording."""
+
+
+class StoreTimeout(StoreError):
+    """A statement ran past its time bound (the connection's query timeout, or a wait inside Kuzu)."""
+
+
+class StoreBusy(StoreError):
+    """A checkpoint (asked for, or forced by a COPY or a COMMIT) could not wait out the open read transactions;
+    nothing was written, so the unit can be run again."""
+
+
+class TransactionAborted(StoreError):
+    """A statement failed inside a transaction; Kuzu rolled it back. Redo the whole unit."""
+
+
+class _BusyTimeout(StoreBusy, StoreTimeout):
+    pass
+
+
+class _AbortedTimeout(TransactionAborted, StoreTimeout):
+    pass
+
+
+class _AbortedBusy(TransactionAborted, StoreBusy):
+    pass
+
+
+class _AbortedBusyTimeout(TransactionAborted, StoreBusy, StoreTimeout):
+    pass
+
+
+_KINDS: dict[tuple[bool, bool, bool], type[StoreError]] = {
+    # (aborted, busy, timeout) -> class
+    (False, False, False): StoreError, (False, False, True): StoreTimeout,
+    (False, True, False): StoreBusy, (False, True, True): _BusyTimeout,
+    (True, False, False): TransactionAborted, (True, False, True): _AbortedTimeout,
+    (True, True, False): _AbortedBusy, (True, True, True): _AbortedBusyTimeout,
+}  # fmt: skip
+
+
+def store_error(message: str, *, aborted: bool = False) -> StoreError:
+    """The typed error for one of Kuzu's failures: a query interrupted by its timeout says "Interrupted", a
+    checkpoint that cannot wait out readers names the checkpoint (and a timeout)."""
+    text = message.lower()
+    busy = "checkpoint" in text
+    timeout = "interrupted" in text or "timeout" in text
+    return _KINDS[(aborted, busy, timeout)](message)
 
 
 class Conn:
@@ -93,10 +142,8 @@ class Conn:
                     return self._conn.execute(stmt, params)
             return self._conn.execute(query, params or {})
         except RuntimeError as exc:
-            if self.in_transaction:
-                # Kuzu already rolled back; later statements would autocommit. Poison the unit.
-                raise TransactionAborted(str(exc)) from exc
-            raise StoreError(str(exc)) from exc
+            # In a transaction Kuzu already rolled back; later statements would autocommit: poison the unit.
+            raise store_error(str(exc), aborted=self.in_transaction) from exc
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         result = self.execute(query, params)
@@ -129,7 +176,7 @@ class Conn:
             self._conn.execute("BEGIN TRANSACTION")
         except RuntimeError as exc:
             self._discard()
-            raise StoreError(f"could not begin a transaction: {exc}") from exc
+            raise store_error(f"could not begin a transaction: {exc}") from exc
         self.in_transaction = True
         self._copied = False
         try:
@@ -140,7 +187,7 @@ class Conn:
                 try:
                     self._conn.execute("COMMIT")
                 except RuntimeError as exc:
-                    raise TransactionAborted(f"commit failed: {exc}") from exc
+                    raise store_error(f"commit failed: {exc}", aborted=True) from exc
             self.in_transaction = False
         except BaseException:
             try:
@@ -205,10 +252,6 @@ class Conn:
             self._conn.close()
         except Exception:
             pass
-
-
-class TransactionAborted(StoreError):
-    """A statement failed inside a transaction; Kuzu rolled it back. Redo the whole unit."""
 
 
 class Store:

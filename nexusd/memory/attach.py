@@ -78,7 +78,7 @@ def shape_hash(root: str | None, symbol: dict[str, Any]) -> str | None:
     """A hash of the symbol's source with its own name masked out: equal for a pure rename."""
     if not root or not symbol.get("path") or not symbol.get("startLine"):
         return None
-    from ..sync.walk import read_source_checked
+    from ..sourcefile import read_source_checked
 
     # Inside the root, never through a symlink, a regular file only (a FIFO swapped in must not block a reader).
     data, _reason = read_source_checked(root, str(symbol["path"]))

@@ -22,8 +22,10 @@ from .journal import Journal
 from .text import search_text
 
 if TYPE_CHECKING:
-    from ..daemon import Daemon
+    from pathlib import Path
+
     from ..store import Conn
+    from ..writer import Submit
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +37,15 @@ DELETING_RECORDS = frozenset({"forget", "attach"})
 
 
 class MemoryService:
-    def __init__(self, daemon: Daemon):
-        self.daemon = daemon
-        self.journal = Journal(daemon.dirs.journal)
+    """`submit` queues work for the writer thread; `connect` opens a connection of its own (used only at stop,
+    once the writer is gone); `recreated`: the memory tables were just created anew (schema change or a new
+    database), so the whole journal is replayed."""
+
+    def __init__(self, journal: Path, submit: Submit, connect: Callable[[], Conn], *, recreated: bool = False):
+        self.journal = Journal(journal)
+        self._submit = submit
+        self._connect = connect
+        self._recreated = recreated
         self.index = MemoryIndex()
         self._flush_lock = threading.Lock()
         self._flush_pending = False
@@ -47,8 +55,7 @@ class MemoryService:
     # -- start --------------------------------------------------------------------------------------
 
     def start(self, conn: Conn) -> None:
-        recreated = bool((self.daemon.schema_report or {}).get("memory_recreated"))
-        seq, offset = (0, 0) if recreated else self._position(conn)
+        seq, offset = (0, 0) if self._recreated else self._position(conn)
         if seq > self.journal.last_seq:
             # The graph knows more than the journal (journal deleted or truncated): write a snapshot of the
             # graph's memory into the journal so the next fresh database can be rebuilt from it.
@@ -141,9 +148,7 @@ class MemoryService:
 
     def submit(self, task: Callable[[Conn], Any]) -> None:
         """Queue work for the writer thread (from a reader)."""
-        server = self.daemon.server
-        if server is not None:
-            server.submit_internal(task)
+        self._submit(task)
 
     def schedule_usage_flush(self) -> None:
         """Persist usage counts soon: at most one flush per USAGE_FLUSH_DELAY_S, so a burst of recalls costs
@@ -167,11 +172,10 @@ class MemoryService:
             return
         try:
             writer_alive = any(t.name == "writer" and t.is_alive() for t in threading.enumerate())
-            server = self.daemon.server
-            if writer_alive and server is not None:
-                server.submit_internal(self._flush_usage, wait=True, timeout=10.0)
+            if writer_alive:
+                self._submit(self._flush_usage, wait=True, timeout=10.0)
             else:
-                conn = self.daemon.store.connect()
+                conn = self._connect()
                 try:
                     self._flush_usage(conn)
                 finally:

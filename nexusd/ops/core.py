@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from .. import WIRE_VERSION, __version__, config
@@ -13,9 +12,6 @@ from ..registry import USER_ARG, Ctx, catalogue, op, schema
 REPO_ARG_ONLY = {"type": "string", "description": "Only the repository containing this path (default: all)."}
 
 CAPABILITIES = ["progress", "catalogue", "cursor"]
-
-# Areas add a section to `status` by appending here: fn(ctx, args) -> (name, value).
-STATUS_SECTIONS: list[Callable[[Ctx, dict[str, Any]], tuple[str, Any]]] = []
 
 
 @op(
@@ -34,7 +30,7 @@ def hello(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return {
         "daemon": __version__,
         "wire": WIRE_VERSION,
-        "pid": ctx.daemon.pid,
+        "pid": ctx.parts.info.pid,
         "capabilities": CAPABILITIES,
         "catalogue": catalogue(),
     }
@@ -42,7 +38,7 @@ def hello(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 @op("ping", lane="inline", description="Liveness check; answers on the socket loop without touching the graph.")
 def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return {"pong": True, "pid": ctx.daemon.pid}
+    return {"pong": True, "pid": ctx.parts.info.pid}
 
 
 @op(
@@ -53,30 +49,31 @@ def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     tool=True,
 )
 def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    daemon = ctx.daemon
+    assert ctx.conn is not None
+    info = ctx.parts.info
     out: dict[str, Any] = {
         "daemon": {
             "version": __version__,
             "wire": WIRE_VERSION,
-            "pid": daemon.pid,
-            "uptimeS": round(time.time() - daemon.started_at, 3),
-            "socket": str(daemon.dirs.socket),
-            "data": str(daemon.dirs.data),
-            "log": str(daemon.dirs.log),
-            "requests": daemon.server.handled if daemon.server else 0,
-            "recovery": daemon.recovery,
+            "pid": info.pid,
+            "uptimeS": round(time.time() - info.started_at, 3),
+            "socket": str(info.dirs.socket),
+            "data": str(info.dirs.data),
+            "log": str(info.dirs.log),
+            "requests": ctx.parts.writer.handled,
+            "recovery": info.recovery,
         }
     }
-    for section in STATUS_SECTIONS:
-        name, value = section(ctx, args)
+    for section in ctx.parts.status_sections:  # the areas' sections, listed by the composition root
+        name, value = section(ctx.conn, args)
         out[name] = value
     return out
 
 
 @op("shutdown", lane="control", description="Stop the daemon cleanly: finish the write in progress, close the graph.")
 def shutdown(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    ctx.daemon.request_stop()
-    return {"stopping": True, "pid": ctx.daemon.pid}
+    ctx.parts.request_stop()
+    return {"stopping": True, "pid": ctx.parts.info.pid}
 
 
 if config.get("NEXUS_DEBUG_OPS"):

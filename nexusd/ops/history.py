@@ -1,38 +1,31 @@
 """History operations: sync (git, docs, shell spool, transcripts), unified `query`, `history` of a symbol or
 file, dry-run `scan`, `forget.value`, `shell.ingest`.
 
-Every write runs on the writer lane; the spool is also ingested in the background (at start and every
-`NEXUS_SPOOL_INTERVAL` seconds, default 30) through `server.submit_internal`, so commands typed while no client
-asks for anything still arrive. When the code graph changes, a listener relinks the changes of the changed
-paths to the symbols as indexed now.
+Every write runs on the writer lane. The history layer's per-daemon state (deny-list, spool, the spool timer,
+the relinking after code syncs) is `history/service.py`'s `HistoryService`, reached as `ctx.parts.history`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import config, safefs
+from .. import safefs
 from ..errors import BadRequest, NotFound, NotIndexed
-from ..history import ingest, rank, vectors
+from ..history import ingest, rank, reads, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
+from ..repos import Repo, owner_of, repo_shared, require_repo, with_freshness
 from ..retrieve import index as retrieve_index
 from ..retrieve import search as retrieve_search
 from ..store import StoreError
 
 if TYPE_CHECKING:
-    from ..daemon import Daemon
     from ..store import Conn
-    from ..sync.indexer import SyncReport
 
 log = logging.getLogger(__name__)
 
-SPOOL_INTERVAL_S = float(config.get("NEXUS_SPOOL_INTERVAL"))
 KINDS = ["commit", "change", "shell", "doc", "turn", "fact", "procedure", "handoff"]
 SCRAPE_ARG = {
     "type": "array",
@@ -48,33 +41,13 @@ SCRAPE_ARG = {
 CLAUDE_DIR_ARG = {"type": "string", "description": "Claude config dir holding projects/ (default ~/.claude)."}
 
 
-# -- per-daemon state ---------------------------------------------------------------------------------------
-
-
-def deny_list(daemon: Daemon) -> DenyList:
-    deny = daemon.services.get("history.deny")
-    if deny is None:
-        deny = daemon.services["history.deny"] = DenyList(daemon.dirs.data / "history-denylist.json")
-    return deny  # type: ignore[no-any-return]
-
-
-def archive_path(daemon: Daemon) -> Path:
-    return daemon.dirs.state / "shell.archive"
-
-
-def spool_path(daemon: Daemon) -> Path:
-    spool = daemon.dirs.spool
-    spool.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return spool
-
-
 def _user(args: dict[str, Any]) -> str:
     return str(args.get("user") or ingest.history_user())
 
 
 def _user_roots(ctx: Ctx, args: dict[str, Any]) -> list[str]:
     user = _user(args)
-    return [r.root for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
+    return [r.root for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]
 
 
 def scrape_files(ctx: Ctx, args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -89,19 +62,6 @@ def claude_dir(ctx: Ctx, args: dict[str, Any]) -> str | None:
         return None
     extra = [os.environ.get("CLAUDE_CONFIG_DIR")]
     return str(safefs.config_dir(args["claudeDir"], "claudeDir", _user_roots(ctx, args), extra))
-
-
-def ingest_spool_now(daemon: Daemon, conn: Conn) -> dict[str, int]:
-    """Ingest the spool; retry the pending (unattributed) commands when the registered repositories changed."""
-    reg = registry(daemon)
-    known = frozenset(r.id for r in reg.all())
-    retry = daemon.services.get("history.known") != known
-    out = ingest.ingest_spool(
-        conn, spool_path(daemon), archive_path(daemon), reg, deny_list(daemon), ingest.history_user(),
-        pending=daemon.dirs.state / "shell.pending", retry_pending=retry,
-    )  # fmt: skip
-    daemon.services["history.known"] = known
-    return out
 
 
 def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: list[tuple[str, str]]) -> int:
@@ -155,11 +115,11 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
 )
 def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
-    repo = require_repo(ctx, args)
+    repo = require_repo(ctx.parts.repos, args)
     scrape = scrape_files(ctx, args)  # refused before anything is written
     claude = claude_dir(ctx, args)
-    conn, daemon = ctx.conn, ctx.daemon
-    deny = deny_list(daemon)
+    conn, history = ctx.conn, ctx.parts.history
+    deny = history.deny
     user = _user(args)
     out: dict[str, Any] = {"repo": repo.root}
     if args.get("git", True):
@@ -182,7 +142,7 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             conn, repo.id, "", "DocSection", [(d.id, " > ".join(d.heading_path) + "\n" + d.text) for d, _ in sections]
         )
     if args.get("shell", True):
-        out["shell"] = ingest_spool_now(daemon, conn)
+        out["shell"] = history.ingest_spool_now(conn)
         if scrape:
             scraped = ingest.scrape_shell(scrape)
             out["shell"]["scraped"] = ingest.store_scraped(conn, repo, user, scraped, deny)
@@ -193,23 +153,17 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         _store_vectors(conn, repo.id, user, "ConversationTurn", [(t.id, t.text) for t in turns])
     else:
         out["transcripts"] = "off (opt in with --transcripts or NEXUS_HISTORY_TRANSCRIPTS=1)"
-    out["counts"] = counts(conn, repo.id)
+    out["counts"] = reads.counts(conn, repo.id)
     ctx.progress({"message": "indexing for query"})
     out["indexed"] = len(retrieve_index.index_for(conn).ready(conn, repo.id).ids)  # not left to the first query
     return with_freshness(repo, out)
 
 
-def counts(conn: Conn, repo_id: str) -> dict[str, int]:
-    return {
-        table: int(conn.scalar(f"MATCH (n:{table}) WHERE n.repoId = $r RETURN count(n)", {"r": repo_id}) or 0)
-        for table in ingest.HISTORY_TABLES
-    }
-
-
 @op("shell.ingest", lane="write", long=True, description="Ingest the shell hook's spool now (the daemon also does so periodically).")
 def shell_ingest(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
-    return {"spool": str(ctx.daemon.dirs.spool), **ingest_spool_now(ctx.daemon, ctx.conn)}
+    history = ctx.parts.history
+    return {"spool": str(history.spool), **history.ingest_spool_now(ctx.conn)}
 
 
 # -- query --------------------------------------------------------------------------------------------------
@@ -273,11 +227,11 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     user = _user(args)
     text = args["text"]
     if args.get("allRepos"):
-        repos = [r for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
+        repos = [r for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]
         if not repos:
             raise NotIndexed("no repositories registered", hint="`nexus index PATH` first")
     else:
-        repos = [require_repo(ctx, args)]
+        repos = [require_repo(ctx.parts.repos, args)]
     embedder = vectors.configured()
     per_repo: list[list[rank.Hit]] = []
     notes: dict[str, Any] = {}
@@ -331,35 +285,15 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     conn = ctx.conn
-    repo = require_repo(ctx, args)
+    repo = require_repo(ctx.parts.repos, args)
     target = args["target"]
     limit = int(args.get("limit") or 20)
     with_patch = args.get("patch", True)
     rel = _relative(repo, target)
-    cols = (
-        "c.sha AS sha, c.message AS message, c.author AS author, c.time AS time, c.kind AS kind, "
-        "c.signal AS signal, ch.path AS path, ch.status AS status, ch.additions AS additions, "
-        "ch.deletions AS deletions" + (", ch.patch AS patch" if with_patch else "")
-    )
-    is_file = bool(
-        conn.scalar(
-            "MATCH (ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) RETURN count(ch)",
-            {"r": repo.id, "p": rel},
-        )
-    )
-    if is_file:
-        rows = conn.dicts(
-            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) "
-            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-            {"r": repo.id, "p": rel, "n": limit},
-        )
+    if reads.is_changed_file(conn, repo.id, rel):
+        rows = reads.file_changes(conn, repo.id, rel, limit, bool(with_patch))
         return with_freshness(repo, {"target": target, "kind": "file", "path": rel, "changes": rows})
-    symbols = conn.dicts(
-        "MATCH (s:Symbol) WHERE s.repoId = $r AND (s.id = $t OR s.qualifiedName = $t OR s.name = $t) "
-        "RETURN s.id AS id, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, s.path AS path, "
-        "s.startLine AS startLine, s.endLine AS endLine ORDER BY s.path, s.startLine LIMIT 20",
-        {"r": repo.id, "t": target},
-    )
+    symbols = reads.symbols_named(conn, repo.id, target)
     if not symbols:
         raise NotFound(
             f"no symbol or changed file named {target!r} in {repo.root}",
@@ -369,11 +303,7 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     chosen = exact or symbols
     out_symbols = []
     for sym in chosen[:5]:
-        rows = conn.dicts(
-            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change)-[:TOUCHED]->(s:Symbol {{id: $id}}) "
-            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-            {"id": sym["id"], "n": limit},
-        )
+        rows = reads.symbol_changes(conn, sym["id"], limit, bool(with_patch))
         out_symbols.append({**sym, "changes": rows})
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
     if len(chosen) > 5:
@@ -412,13 +342,13 @@ def _relative(repo: Repo, target: str) -> str:
 )
 def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
-    conn, daemon = ctx.conn, ctx.daemon
+    conn = ctx.conn
     kind = args["kind"]
     limit = int(args.get("limit") or 50)
-    deny = deny_list(daemon)
+    deny = ctx.parts.history.deny
     if kind == "shell":
         return _scan_shell(ctx, args, limit, deny)
-    repo = require_repo(ctx, args)
+    repo = require_repo(ctx.parts.repos, args)
     out: dict[str, Any] = {"kind": kind, "dryRun": True}
     if kind in ("git", "diff"):
         since = ingest.stored_cursor(conn, repo.id)
@@ -462,9 +392,8 @@ def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> dict[str, Any]:
     from ..history import shell as shell_source
 
-    daemon = ctx.daemon
     scrape = scrape_files(ctx, args)
-    spool = daemon.dirs.spool
+    spool = ctx.parts.history.spool
     data = b""
     for path in (spool.with_name(spool.name + ".ingesting"), spool):
         try:
@@ -472,8 +401,8 @@ def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> d
         except OSError:
             pass
     commands, bad = shell_source.parse_spool(data)
-    attributed, dropped, _ = ingest.attribute(commands, registry(ctx), deny)
-    roots = {r.id: r.root for r in registry(ctx).all()}
+    attributed, dropped, _ = ingest.attribute(commands, ctx.parts.repos, deny)
+    roots = {r.id: r.root for r in ctx.parts.repos.all()}
     items = [
         {"command": c.text, "cwd": c.cwd, "exitCode": c.exit_code, "durationMs": c.duration_ms, "shell": c.shell,
          "repo": roots.get(rid), "source": c.source, "signal": 1.0 if c.exit_code else 0.5}
@@ -509,81 +438,15 @@ def forget_value(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         raise BadRequest("an empty value cannot be forgotten")
     user = _user(args)
     if args.get("repo"):
-        repo_ids = [require_repo(ctx, args).id]
+        repo_ids = [require_repo(ctx.parts.repos, args).id]
     else:
-        repo_ids = [r.id for r in registry(ctx).all() if repo_shared() or owner_of(r) == user]
-    deny = deny_list(ctx.daemon)
+        repo_ids = [r.id for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]
+    history = ctx.parts.history
+    deny = history.deny
     added = deny.add(value)
     deny.save()  # before the delete: a crash in between still keeps the value out of every later ingest
     deleted = ingest.forget_value(ctx.conn, value, deny, repo_ids)
-    archived = ingest.rewrite_archive(archive_path(ctx.daemon), deny)
-    archived += ingest.rewrite_archive(ctx.daemon.dirs.state / "shell.pending", deny)
+    archived = ingest.rewrite_archive(history.archive, deny)
+    archived += ingest.rewrite_archive(history.pending, deny)
     return {"deleted": deleted, "total": sum(deleted.values()), "denyListed": True, "new": added,
             "archiveDropped": archived, "denyListSize": len(deny)}  # fmt: skip
-
-
-# -- services -----------------------------------------------------------------------------------------------
-
-
-def _relink_listener(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn) -> None:
-    """After a code sync: relink the changes of the paths it changed to the symbols as indexed now."""
-    paths = sorted(set(report.changed_paths) | set(report.deleted_paths))
-    if report.mode == "cold":
-        paths = [r[0] for r in conn.rows("MATCH (ch:Change) WHERE ch.repoId = $r RETURN DISTINCT ch.path", {"r": repo.id})]
-    if paths:
-        with conn.transaction(deletes=True):
-            ingest.link_changes(conn, repo.id, paths)
-
-
-def _startup_task(daemon: Daemon) -> Any:
-    def task(conn: Conn) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if not conn.scalar("MATCH (s:ShellCommand) RETURN count(s)"):
-            out["replayed"] = ingest.replay_archive(
-                conn, archive_path(daemon), registry(daemon), deny_list(daemon), ingest.history_user()
-            )
-        out.update(ingest_spool_now(daemon, conn))
-        out["recallCache"] = rank.preload(conn)  # display rows of the history index, so recall reads ids only
-        out["historyIndex"] = retrieve_index.index_for(conn).warm(conn)  # query's index, built before the first query
-        return out
-
-    return task
-
-
-def start(daemon: Daemon) -> None:
-    try:
-        from . import code
-
-        if _relink_listener not in code.GRAPH_LISTENERS:
-            code.GRAPH_LISTENERS.append(_relink_listener)
-    except ImportError:  # the code layer's ops are not installed: nothing to relink
-        pass
-    spool_path(daemon)
-    stop_event = threading.Event()
-    daemon.services["history.stop"] = stop_event
-    server = daemon.server
-    server.submit_internal(_startup_task(daemon))
-
-    def loop() -> None:
-        while not stop_event.wait(SPOOL_INTERVAL_S):
-            try:
-                spool = daemon.dirs.spool
-                waiting = spool.exists() and spool.stat().st_size > 0
-                repos_changed = daemon.services.get("history.known") != frozenset(r.id for r in registry(daemon).all())
-                if (waiting or repos_changed) and not server.stopping.is_set():
-                    server.submit_internal(lambda conn: ingest_spool_now(daemon, conn))
-            except Exception:  # the timer must survive anything
-                log.exception("spool timer failed")
-
-    thread = threading.Thread(target=loop, name="history-spool", daemon=True)
-    thread.start()
-    daemon.services["history.thread"] = thread
-
-
-def stop(daemon: Daemon) -> None:
-    event = daemon.services.get("history.stop")
-    if event is not None:
-        event.set()
-    thread = daemon.services.get("history.thread")
-    if thread is not None:
-        thread.join(timeout=2)

@@ -16,11 +16,11 @@ from typing import Any
 from .. import config
 from ..errors import BadRequest, NotFound
 from ..history.redact import redact
-from ..memory import attach, model
+from ..memory import attach, model, reads
 from ..memory.service import MemoryService, export_nodes, render
 from ..memory.text import CHARS_PER_TOKEN, estimate_tokens, search_text
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, registry, require_repo
+from ..repos import Repo, require_repo
 
 DEFAULT_BUDGET = 2000
 MAX_TEXT = 64_000
@@ -29,26 +29,8 @@ _IDS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems"
 _SESSION = {"type": "string", "description": "Session id (default: this user's latest open session here)."}
 
 
-def service(ctx_or_daemon: Any) -> MemoryService:
-    daemon = getattr(ctx_or_daemon, "daemon", ctx_or_daemon)
-    return daemon.services["memory"]  # type: ignore[no-any-return]
-
-
-def start(daemon: Any) -> None:
-    svc = MemoryService(daemon)
-    daemon.services["memory"] = svc
-    conn = daemon.store.connect()
-    try:
-        svc.start(conn)
-    finally:
-        conn.close()
-
-
-def stop(daemon: Any) -> None:
-    # The journal stays open: the writer may still finish a write; every record is fsynced as it is written.
-    svc = daemon.services.get("memory")
-    if svc is not None:
-        svc.stop()
+def service(ctx: Ctx) -> MemoryService:
+    return ctx.parts.memory
 
 
 def _user(args: dict[str, Any]) -> str:
@@ -73,7 +55,7 @@ MEMORY_TEXT_FIELDS = ("text", "title", "steps", "done", "openItems", "nextSteps"
 
 def _scope(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Repo]:
     user = _user(args)
-    return user, require_repo(ctx, args, user=user)
+    return user, require_repo(ctx.parts.repos, args, user=user)
 
 
 def _conn(ctx: Ctx) -> Any:
@@ -84,28 +66,20 @@ def _conn(ctx: Ctx) -> Any:
 def _session(ctx: Ctx, user: str, repo: Repo, session: str | None, *, required: bool) -> dict[str, Any] | None:
     conn = _conn(ctx)
     if session:
-        rows = conn.dicts(
-            "MATCH (s:Session {id: $id}) WHERE s.userId = $u AND s.repoId = $r "
-            "RETURN s.id AS id, s.turnCount AS turnCount, s.endedAt AS endedAt",
-            {"id": session, "u": user, "r": repo.id},
-        )
-        if not rows:
+        found = reads.session(conn, session, user, repo.id)
+        if found is None:
             raise NotFound(f"no session {session} for {user} in {repo.root}", hint="`nexus session start`")
-        return rows[0]
-    rows = conn.dicts(
-        "MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r AND s.endedAt IS NULL "
-        "RETURN s.id AS id, s.turnCount AS turnCount, s.endedAt AS endedAt ORDER BY s.startedAt DESC LIMIT 1",
-        {"u": user, "r": repo.id},
-    )
-    if rows:
-        return rows[0]
+        return found
+    found = reads.latest_open_session(conn, user, repo.id)
+    if found is not None:
+        return found
     if required:
         raise NotFound(f"no open session for {user} in {repo.root}", hint="start one: `nexus session start`")
     return None
 
 
 def _exists(ctx: Ctx, label: str, node_id: str) -> bool:
-    return bool(_conn(ctx).rows(f"MATCH (n:{label} {{id: $id}}) RETURN n.id", {"id": node_id}))
+    return reads.exists(_conn(ctx), label, node_id)
 
 
 def _scoped(ctx: Ctx, user: str, repo: Repo, result: dict[str, Any]) -> dict[str, Any]:
@@ -138,11 +112,9 @@ def session_start(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     sid = model.content_id("Session", user, repo.id, args["id"]) if args.get("id") else model.content_id(
         "Session", user, repo.id, uuid.uuid4().hex
     )
-    rows = _conn(ctx).dicts(
-        "MATCH (s:Session {id: $id}) RETURN s.startedAt AS startedAt, s.userId AS u, s.repoId AS r", {"id": sid}
-    )
-    if rows:
-        return _scoped(ctx, user, repo, {"session": sid, "startedAt": rows[0]["startedAt"], "created": False})
+    started = reads.session_started(_conn(ctx), sid)
+    if started is not None:
+        return _scoped(ctx, user, repo, {"session": sid, "startedAt": started["startedAt"], "created": False})
     node = {
         "id": sid, "userId": user, "repoId": repo.id, "title": args.get("title") or "", "client": args.get("client"),
         "startedAt": now, "endedAt": None, "summary": None, "turnCount": 0,
@@ -181,11 +153,7 @@ def session_end(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 )
 def session_list(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     user, repo = _scope(ctx, args)
-    rows = _conn(ctx).dicts(
-        "MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r RETURN s.id AS id, s.title AS title, "
-        "s.startedAt AS startedAt, s.endedAt AS endedAt, s.turnCount AS turns ORDER BY s.startedAt DESC LIMIT $n",
-        {"u": user, "r": repo.id, "n": int(args.get("limit", 50))},
-    )
+    rows = reads.sessions(_conn(ctx), user, repo.id, int(args.get("limit", 50)))
     return _scoped(ctx, user, repo, {"sessions": rows})
 
 
@@ -215,7 +183,7 @@ def turn(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert session is not None
     role = args.get("role", "user")
     tid = model.content_id("Turn", user, repo.id, session["id"], args.get("id") or [role, args["text"]])
-    existing = _conn(ctx).scalar("MATCH (t:Turn {id: $id}) RETURN t.ordinal", {"id": tid})
+    existing = reads.turn_ordinal(_conn(ctx), tid)
     if existing is not None:
         return _scoped(ctx, user, repo, {"session": session["id"], "turn": tid, "ordinal": existing, "created": False})
     # The writer is the only thread that appends, so turnCount + 1 is free of races.
@@ -379,13 +347,9 @@ def handoff_write(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 )
 def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     user, repo = _scope(ctx, args)
-    rows = _conn(ctx).dicts(
-        "MATCH (h:Handoff) WHERE h.userId = $u AND h.repoId = $r RETURN h.* ORDER BY h.createdAt DESC, h.id LIMIT 1",
-        {"u": user, "r": repo.id},
-    )
-    if not rows:
+    props = reads.latest_handoff(_conn(ctx), user, repo.id)
+    if props is None:
         return _scoped(ctx, user, repo, {"handoff": None, "acknowledged": False})
-    props = {k.split(".", 1)[1]: v for k, v in rows[0].items()}
     was = props["acknowledgedAt"] is not None
     handoff = {
         "id": props["id"], "sessionId": props["sessionId"], "done": props["done"], "open": props["openItems"],
@@ -393,12 +357,7 @@ def handoff_read(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "acknowledgedAt": props["acknowledgedAt"],
     }
     if props["evidence"]:
-        handoff["evidenceTurns"] = _conn(ctx).dicts(
-            "MATCH (t:Turn) WHERE t.id IN $ids AND t.userId = $u AND t.repoId = $r "
-            "RETURN t.id AS id, t.sessionId AS session, t.ordinal AS ordinal, t.role AS role, t.text AS text "
-            "ORDER BY t.sessionId, t.ordinal",
-            {"ids": props["evidence"], "u": user, "r": repo.id},
-        )
+        handoff["evidenceTurns"] = reads.turns(_conn(ctx), props["evidence"], user, repo.id)
     if not was and not args.get("peek"):
         at = time.time()
         service(ctx).write(_conn(ctx), {"op": "handoff.ack", "id": props["id"], "at": at})
@@ -441,9 +400,9 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("allRepos"):
         repo_ids = svc.index.repos_of(user)
         if args.get("repo"):
-            here = registry(ctx).containing(args["repo"])
+            here = ctx.parts.repos.containing(args["repo"])
     else:
-        here = require_repo(ctx, args, user=user)
+        here = require_repo(ctx.parts.repos, args, user=user)
         repo_ids = [here.id]
     pool = max(limit * 3, 50)
     ranked: list[Any] = []
@@ -477,7 +436,7 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             item["status"] = _status(ctx, svc, doc) if doc.item.get("symbolId") else None
             item["symbol"] = doc.item.get("symbol")
         item["repoId"] = doc.repo
-        repo = registry(ctx).get(doc.repo)
+        repo = ctx.parts.repos.get(doc.repo)
         item["repo"] = repo.root if repo else None
         items.append(item)
         docs.append(doc)
@@ -512,7 +471,7 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def _status(ctx: Ctx, svc: MemoryService, doc: Any) -> str:
     fact = {"repoId": doc.repo, **doc.item}
-    repo = registry(ctx).get(doc.repo)
+    repo = ctx.parts.repos.get(doc.repo)
     status, follow = attach.fact_status(_conn(ctx), fact, repo.root if repo else None)
     if follow is not None:
         record = {
@@ -542,7 +501,7 @@ def memory_export(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("allRepos"):
         repos = None
     else:
-        repos = [require_repo(ctx, args, user=user).id]
+        repos = [require_repo(ctx.parts.repos, args, user=user).id]
     nodes = export_nodes(_conn(ctx), user, repos)
     svc = service(ctx)
     for node in nodes:  # usage lives in the index first; the graph may be a few milliseconds behind
@@ -623,22 +582,17 @@ def memory_forget(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     conn = _conn(ctx)
     found: dict[str, list[str]] = {}
     for label in model.LABELS:
-        params: dict[str, Any] = {"u": user, "r": repo.id}
-        where = "n.userId = $u AND n.repoId = $r"
+        ids: list[str] | None = None
         if not args.get("all"):
             ids = [i for i in args["ids"] if model.label_of(i) == label]
             if not ids:
                 continue
-            where += " AND n.id IN $ids"
-            params["ids"] = ids
-        rows = conn.rows(f"MATCH (n:{label}) WHERE {where} RETURN n.id", params)
-        if rows:
-            found[label] = [r[0] for r in rows]
+        hits = reads.ids_in_scope(conn, label, user, repo.id, ids)
+        if hits:
+            found[label] = hits
     if "Session" in found:  # a session's turns go with it
-        turns = conn.rows(
-            "MATCH (t:Turn) WHERE t.sessionId IN $s AND t.userId = $u RETURN t.id", {"s": found["Session"], "u": user}
-        )
-        found["Turn"] = sorted(set(found.get("Turn", [])) | {r[0] for r in turns})
+        turns = reads.session_turn_ids(conn, found["Session"], user)
+        found["Turn"] = sorted(set(found.get("Turn", [])) | set(turns))
     deleted = sum(len(v) for v in found.values())
     if deleted:
         service(ctx).write(conn, {"op": "forget", "ids": found})
@@ -650,20 +604,9 @@ def memory_forget(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 # -- status section -------------------------------------------------------------------------------------
 
 
-def _status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
-    svc = ctx.daemon.services.get("memory")
-    if svc is None:
-        return "memory", None
+def status_section(svc: MemoryService) -> tuple[str, Any]:
+    """`status`'s memory section (registered by the composition root)."""
     return "memory", {"journalSeq": svc.journal.last_seq, "searchable": len(svc.index), "replayed": svc.replayed}
-
-
-def _register_status() -> None:
-    from . import core
-
-    core.STATUS_SECTIONS.append(_status_section)
-
-
-_register_status()
 
 
 if config.get("NEXUS_DEBUG_OPS"):
@@ -675,14 +618,12 @@ if config.get("NEXUS_DEBUG_OPS"):
         args=schema({"repo": REPO_ARG, "user": USER_ARG}, ["repo"]),
     )
     def debug_register_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-        from ..repos import repo_id_for
+        from ..repos import repo_id_for, save_node
 
         root = os.path.realpath(args["repo"])
         rid = repo_id_for(root)
         user = _user(args)
-        _conn(ctx).execute(
-            "MERGE (r:Repository {id: $id}) SET r.root = $root, r.name = $name, r.userId = $u, r.registeredAt = $at",
-            {"id": rid, "root": root, "name": os.path.basename(root), "u": user, "at": time.time()},
-        )
-        registry(ctx).put(Repo(id=rid, root=root, name=os.path.basename(root), user_id=user))
+        repo = Repo(id=rid, root=root, name=os.path.basename(root), user_id=user)
+        save_node(_conn(ctx), repo)
+        ctx.parts.repos.put(repo)
         return {"id": rid, "root": root}

@@ -9,20 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import BadRequest
 from ..query import graphq, paging
 from ..query import locate as locate_mod
-from ..query.snapshot import FileData, Snapshots
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
-from ..repos import Repo, require_repo, with_freshness
-from .code import GRAPH_LISTENERS
-
-if TYPE_CHECKING:
-    from ..daemon import Daemon
-    from ..store import Conn
-    from ..sync.indexer import SyncReport
+from ..repos import require_repo, with_freshness
 
 SYMBOL_ARG = {
     "type": "string",
@@ -58,22 +51,15 @@ def _check_kinds(req: graphq.Req, kinds: set[str] | None) -> None:
                          hint=f"kinds: {', '.join(SYMBOL_KINDS)}")  # fmt: skip
 
 
-def snapshots(daemon: Daemon) -> Snapshots:
-    snaps = daemon.services.get("query.snapshots")
-    if snaps is None:
-        snaps = daemon.services.setdefault("query.snapshots", Snapshots())
-    return snaps  # type: ignore[no-any-return]
-
-
 def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[str, Any]]) -> dict[str, Any]:
     t0 = time.perf_counter()
     assert ctx.conn is not None
-    repo = require_repo(ctx, args)
+    repo = require_repo(ctx.parts.repos, args)
     if repo.indexed_at is None:
         from ..errors import NotIndexed
 
         raise NotIndexed(f"{repo.root} has no graph yet", hint=f"`nexus index {repo.root}`")
-    snap = snapshots(ctx.daemon).get(ctx.conn, repo)
+    snap = ctx.parts.snapshots.get(ctx.conn, repo)
     with snap.lock.read():
         req = graphq.Req(
             op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.get("user") or "",
@@ -305,53 +291,3 @@ def imports(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     description="The files that import a file (who depends on it), each with specifier, line and resolution.")
 def importers(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args["path"]), True))
-
-
-# -- keeping snapshots current ------------------------------------------------------------------------
-
-
-def _on_batch(daemon: Daemon, repo: Repo, report: SyncReport, conn: Conn) -> None:
-    snaps = snapshots(daemon)
-    affected = getattr(report, "affected_paths", None)
-    if report.mode == "cold":
-        # The graph now holds exactly the batch's files: build the snapshot from the engine's copy of them in
-        # the background (no Kuzu reads, the writer goes on), or drop it if the engine cannot say.
-        files = _engine_files(daemon, repo, report.changed_paths, ())
-        if files is not None:
-            snaps.build_from(repo, [(p, d) for p, d in files.items() if d is not None], repo.graph_version)
-        else:
-            snaps.on_batch(repo, set(), reload=True, conn=conn)
-        return
-    reload = bool(report.affected) and affected is None
-    changed = set(report.changed_paths) | set(report.deleted_paths) | set(affected or ())
-    present = sorted(changed - set(report.deleted_paths))
-    files = None if reload else _engine_files(daemon, repo, present, report.deleted_paths)
-    snaps.on_batch(repo, changed, reload=reload, conn=conn, files=files)
-
-
-def _engine_files(daemon: Daemon, repo: Repo, present: list[str], deleted: list[str] | tuple[()]) -> dict[str, FileData | None] | None:
-    """What the sync engine just wrote for these files (facts, resolution), or None if it does not hold all of
-    them (then the snapshot follows the graph instead). Called on the writer thread, which owns the engine."""
-    eng = daemon.services.get("engines", {}).get(repo.id)
-    if eng is None:
-        return None
-    out: dict[str, FileData | None] = {}
-    for path in present:
-        facts = eng.facts.get(path)
-        res = eng.resolutions.get(path)
-        if facts is None or res is None:
-            return None
-        out[path] = (facts, res)
-    for path in deleted:
-        out[path] = None
-    return out
-
-
-def start(daemon: Daemon) -> None:
-    snapshots(daemon)
-    if _on_batch not in GRAPH_LISTENERS:
-        GRAPH_LISTENERS.append(_on_batch)
-
-
-def stop(daemon: Daemon) -> None:
-    daemon.services.pop("query.snapshots", None)

@@ -158,7 +158,7 @@ def show_file(req: Req, rel: str) -> dict[str, Any]:
 def snippet(req: Req, rel: str, start: int, end: int | None) -> dict[str, Any]:
     """Source lines, only when the file on disk still has the indexed content (its hash is checked first)."""
     from ..parse.facts import content_hash
-    from ..sync.walk import read_source_checked
+    from ..sourcefile import read_source_checked
 
     fid = req.snap.files[rel][0]
     indexed = req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}) or ""

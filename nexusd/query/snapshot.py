@@ -6,11 +6,12 @@ copy instead: symbols (display fields only; doc and source stay in the graph), C
 and INHERITS adjacency both ways, the names behind unresolved calls, and the identifier token indexes of
 `locate.py`.
 
-Lifecycle (see `Snapshots`): after a cold index, built on a background thread from the sync engine's facts and
-resolutions (the rows graphwrite wrote, no Kuzu reads; readers that arrive meanwhile wait for it); when the
-engine cannot say what the graph holds (after a daemon restart), loaded from the graph by the first reader (one
-load at a time). Either way kept current by a GRAPH_LISTENER on the writer thread, which redoes only the files a
-batch changed, deleted or re-resolved: from the engine's copy of them, or by reading them from the graph.
+Lifecycle (see `Snapshots`): after a cold index, built on a background thread from the committed batch's files
+(`batch.CommittedBatch`: the facts and resolutions graphwrite wrote, no Kuzu reads; readers that arrive meanwhile
+wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
+reader (one load at a time). Either way kept current by `Snapshots.apply_batch`, a listener on the writer thread,
+which redoes only the files a batch changed, deleted or re-resolved: from the batch's files, or by reading them
+from the graph when the batch does not carry them. The snapshot never sees the sync engine.
 Readers hold a shared lock for the whole of one answer; a delta holds it exclusively for a few milliseconds, so an
 answer never sees half a batch. Indexes hold integer slots and are filtered on read: a symbol that leaves frees its
 slot (set to None) and dead entries are skipped, so a delta never rewrites the big token lists.
@@ -31,18 +32,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..batch import CommittedBatch, FileData, edge_rows
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
 
 if TYPE_CHECKING:
-    from ..parse.facts import FileFacts
     from ..repos import Repo
-    from ..resolve.base import FileResolution
     from ..store import Conn
 
-# What the sync engine holds for one file after a batch: its facts and the resolution written with them
-# (None: the file left the graph).
-FileData = tuple["FileFacts", "FileResolution | None"]
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +342,6 @@ class Snapshot:
         sources equal.
         """
         from ..parse.facts import file_id, semantic_key, symbol_id
-        from ..sync.graphwrite import edge_rows
 
         repo = self.repo_id
         for _path, (facts, _res) in files:
@@ -586,11 +582,11 @@ class _Build:
 class Snapshots:
     """The daemon's snapshots, one per repository.
 
-    Three ways in: built in the background from the sync engine's facts and resolutions right after a cold
-    index (`build_from`; readers that arrive meanwhile wait for it, batches that commit meanwhile queue and are
-    applied before it is shown), updated per batch from the engine (`on_batch` with `files`), or, when the
-    engine cannot say what the graph holds (after a restart, before its first cold sync), loaded from the graph
-    by the first reader and updated per batch with Kuzu reads of the batch's files.
+    Three ways in: built in the background from a cold batch's files right after a cold index (`build_from`;
+    readers that arrive meanwhile wait for it, batches that commit meanwhile queue and are applied before it is
+    shown), updated per committed batch from its files (`apply_batch` -> `on_batch` with `files`), or, when no
+    batch says what the graph holds (after a restart, before its first cold sync), loaded from the graph by the
+    first reader and updated per batch with Kuzu reads of the batch's files.
     """
 
     WAIT_S = 300.0  # a reader waits this long for a background build before loading from the graph itself
@@ -707,6 +703,19 @@ class Snapshots:
             except Exception:
                 log.exception("query snapshot delta failed; reloading on next use")
                 self._stale.add(repo.id)
+
+    def apply_batch(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
+        """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
+        from the batch's files in the background (no Kuzu reads, the writer goes on), or drop it if the batch
+        does not carry them; after an incremental one, redo the files it rewrote."""
+        if batch.mode == "cold":
+            if batch.files is not None:
+                self.build_from(repo, [(p, d) for p, d in batch.files.items() if d is not None], batch.version)
+            else:
+                self.on_batch(repo, set(), reload=True, conn=conn)
+            return
+        files = dict(batch.files) if batch.files is not None else None
+        self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
     def drop(self, repo_id: str) -> None:
         with self._lock:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..batch import edge_rows
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
 from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
@@ -107,22 +108,6 @@ def contains_rows(repo_id: str, facts: FileFacts) -> tuple[list[tuple[Any, ...]]
         else:
             top.append((fid, sid, ordinal))
     return top, nested
-
-
-def edge_rows(repo_id: str, res: FileResolution) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(IMPORTS rows, POSSIBLY_CALLS rows); repeated calls between one pair keep the first line."""
-    imports: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for e in res.imports:
-        key = (e.src_path, e.dst_path)
-        if key not in imports and e.src_path != e.dst_path:
-            imports[key] = (file_id(repo_id, e.src_path), file_id(repo_id, e.dst_path), e.specifier[:300],
-                            e.line, e.resolution, float(e.confidence))
-    calls: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for c in sorted(res.calls, key=lambda c: c.line):
-        key = (c.src_id, c.dst_id)
-        if key not in calls:
-            calls[key] = (c.src_id, c.dst_id, c.line, c.resolution, float(c.confidence))
-    return list(imports.values()), list(calls.values())
 
 
 def _copy(conn: Conn, table: str, cols: Sequence[str], rows: list[tuple[Any, ...]], rel: tuple[str, str] | None = None) -> None:

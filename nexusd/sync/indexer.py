@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
+from ..batch import CommittedBatch, FileData
 from ..errors import TooLarge
 from ..parse.facts import FileFacts, facts_from_plain, facts_to_plain, file_id
 from ..resolve.base import FileResolution, RepoIndex
@@ -289,6 +290,27 @@ class RepoSync:
         self.facts.clear()
         self.resolutions.clear()
         self.known = None
+
+    def committed(self, report: SyncReport, version: int) -> CommittedBatch:
+        """The batch `report` describes, as a value for the listeners: its paths and what was written for each
+        (None for `files` when this engine does not hold all of them). Call right after `sync` committed."""
+        deleted = tuple(report.deleted_paths)
+        present = sorted((set(report.changed_paths) | set(report.affected_paths)) - set(deleted))
+        files: dict[str, FileData | None] = {}
+        complete = True
+        for path in present:
+            facts = self.facts.get(path)
+            res = self.resolutions.get(path)
+            if facts is None or res is None:
+                complete = False
+                break
+            files[path] = (facts, res)
+        for path in deleted:
+            files[path] = None
+        return CommittedBatch(
+            repo_id=self.repo_id, version=version, mode=report.mode, changed=tuple(report.changed_paths),
+            deleted=deleted, affected=tuple(report.affected_paths), files=files if complete else None,
+        )  # fmt: skip
 
     def sync(
         self,

@@ -1,0 +1,120 @@
+"""The composition root: builds the daemon's parts once, at start, and starts and stops them in order.
+
+    Store (opened by daemon.py) --+
+    Server (the writer, bound) ---+--> build() --> Parts --> Ctx.parts of every handler
+                                                       \\--> start(): registrations, watches, catch-up syncs,
+                                                            memory replay, history timer
+
+Every dependency is explicit here: a part receives the parts it uses as constructor arguments (the writer as
+a `Writer`, the memory service only a `Submit`), and what listens to committed batches or adds a section to
+`status` is registered here, not at import time. ARCHITECTURE.md ("Composition root") has the picture.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from . import config
+from . import ops as _ops  # noqa: F401  (importing the package registers every operation)
+from .history.service import HistoryService
+from .memory.service import MemoryService
+from .ops import code as code_ops
+from .ops import memory as memory_ops
+from .parts import DaemonInfo, Parts
+from .query.snapshot import Snapshots
+from .repos import Repo, RepoRegistry, register
+from .sync.counts import StatusCounts
+from .sync.hookspool import HookSpool
+from .sync.live import LiveSync
+
+if TYPE_CHECKING:
+    from .batch import CommittedBatch
+    from .store import Conn, Store
+    from .writer import Writer
+
+log = logging.getLogger(__name__)
+
+
+def build(
+    info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable[[], None], *, memory_recreated: bool
+) -> Parts:
+    """Every part, wired; nothing started yet (no thread but the watcher's settle timer, no job queued)."""
+    dirs = info.dirs
+    repos = RepoRegistry()
+    repos.sidecar = dirs.data / "repos.json"
+    live = LiveSync(repos, writer, dirs.cache, watch=not config.get("NEXUS_NO_WATCH"))
+    history = HistoryService(dirs, repos, writer)
+    parts = Parts(
+        info=info,
+        store=store,
+        writer=writer,
+        repos=repos,
+        live=live,
+        hooks=HookSpool(dirs.hook_spool, repos, live, writer, history.read_new_commits),
+        snapshots=Snapshots(),
+        memory=MemoryService(dirs.journal, writer.submit_internal, store.connect, recreated=memory_recreated),
+        history=history,
+        counts=StatusCounts(),
+        request_stop=request_stop,
+    )
+    # After each committed batch, in this order: memory's links into code, history's change links, the
+    # query snapshot (the read model most answers come from).
+    live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
+    parts.status_sections += [
+        lambda conn, args: code_ops.status_section(parts, conn, args),
+        lambda conn, args: memory_ops.status_section(parts.memory),
+    ]
+    return parts
+
+
+def start(parts: Parts) -> None:
+    """Before the workers start: load the registrations, watch, queue the catch-up syncs, replay memory."""
+    conn = parts.store.connect()
+    try:
+        _load_repos(parts, conn)
+    finally:
+        conn.close()
+    parts.live.watch_all()
+    parts.hooks.start()
+    parts.live.catch_up(unclean_stop=parts.info.unclean_stop)
+    conn = parts.store.connect()
+    try:
+        parts.memory.start(conn)
+    finally:
+        conn.close()
+    parts.history.start()
+
+
+def stop(parts: Parts) -> None:
+    """After the writer drained: stop in the reverse order of `start`."""
+    parts.history.stop()
+    # The journal stays open: every record was fsynced as it was written.
+    parts.memory.stop()
+    parts.hooks.stop()
+    parts.live.stop()
+
+
+def _load_repos(parts: Parts, conn: Conn) -> None:
+    reg = parts.repos
+    reg.load(conn)
+    # A database moved aside (or lost) took its Repository nodes with it: re-register what the sidecar
+    # remembers, so the catch-up rebuilds those code graphs from the files (memory comes back from the
+    # journal on its own).
+    if parts.info.recovery is not None or not reg.all():
+        for entry in reg.saved():
+            if reg.get(str(entry.get("id"))) is None and os.path.isdir(entry["root"]):
+                register(conn, reg, entry["root"], str(entry.get("userId") or ""))
+                log.warning("re-registered %s after the database was lost; rebuilding its graph", entry["root"])
+    reg.save()  # databases from before the sidecar existed get one now
+
+
+def _relink_memory(repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
+    """A cold build replaced every symbol: memory's links into code (ABOUT, APPLIES_TO) are rebuilt from the
+    properties the memory nodes keep. Incremental batches restore those edges themselves (graphwrite)."""
+    if batch.mode == "cold":
+        from .memory import relink
+
+        relink(conn, repo.id)

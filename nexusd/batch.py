@@ -1,0 +1,59 @@
+"""A committed sync batch, as a value: what the write side hands the read side after each commit.
+
+The sync engine (`sync/indexer.py`, `RepoSync.committed`) makes one `CommittedBatch` per committed batch;
+`sync/live.py` hands it to the listeners the composition root registered (the query snapshots, memory's links
+into code, history's change links). Readers of it never see the engine itself, so `query/` imports this module
+and `parse/`/`resolve/` types, never `sync/`.
+
+`edge_rows` lives here because both sides turn a file's resolution into the same edge rows: the graph writer
+(`sync/graphwrite.py`) and the snapshot (`query/snapshot.py`), which must hold the same edges as the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .parse.facts import file_id
+
+if TYPE_CHECKING:
+    from .parse.facts import FileFacts
+    from .resolve.base import FileResolution
+
+# What the engine wrote for one file in a batch: its facts and the resolution written with them.
+FileData = tuple["FileFacts", "FileResolution | None"]
+
+
+@dataclass(frozen=True)
+class CommittedBatch:
+    repo_id: str
+    version: int  # the graphVersion this batch made
+    mode: str  # cold (the graph now holds exactly `files`) | incremental
+    changed: tuple[str, ...]  # parsed again (new or edited)
+    deleted: tuple[str, ...]  # left the graph
+    affected: tuple[str, ...]  # re-resolved only: their edges changed
+    # Per path of changed + affected (and None per deleted path): the facts and resolution written. None
+    # when the engine does not hold all of them: a reader then reads those paths from the graph instead.
+    files: Mapping[str, FileData | None] | None
+
+    @property
+    def paths(self) -> set[str]:
+        """Every path whose rows this batch rewrote."""
+        return set(self.changed) | set(self.deleted) | set(self.affected)
+
+
+def edge_rows(repo_id: str, res: FileResolution) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(IMPORTS rows, POSSIBLY_CALLS rows); repeated calls between one pair keep the first line."""
+    imports: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for e in res.imports:
+        key = (e.src_path, e.dst_path)
+        if key not in imports and e.src_path != e.dst_path:
+            imports[key] = (file_id(repo_id, e.src_path), file_id(repo_id, e.dst_path), e.specifier[:300],
+                            e.line, e.resolution, float(e.confidence))
+    calls: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for c in sorted(res.calls, key=lambda c: c.line):
+        key = (c.src_id, c.dst_id)
+        if key not in calls:
+            calls[key] = (c.src_id, c.dst_id, c.line, c.resolution, float(c.confidence))
+    return list(imports.values()), list(calls.values())

@@ -1,0 +1,52 @@
+"""The daemon's parts, as one typed value: what a handler may use (`Ctx.parts`), built once at start by the
+composition root (`nexusd/app.py`). Each field is one part with its own type; nothing here is looked up by
+name, and no part holds the daemon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .history.service import HistoryService
+    from .memory.service import MemoryService
+    from .paths import Dirs
+    from .query.snapshot import Snapshots
+    from .repos import RepoRegistry
+    from .store import Conn, Store
+    from .sync.counts import StatusCounts
+    from .sync.hookspool import HookSpool
+    from .sync.live import LiveSync
+    from .writer import Writer
+
+# An area's section of `status`: fn(conn, args) -> (name, value), in the order the composition root lists them.
+StatusSection = Callable[["Conn", dict[str, Any]], tuple[str, Any]]
+
+
+@dataclass(frozen=True)
+class DaemonInfo:
+    """Facts about this daemon process, fixed at start."""
+
+    pid: int
+    started_at: float
+    dirs: Dirs
+    recovery: dict[str, Any] | None  # the database was moved aside as unopenable: when, where, why
+    unclean_stop: bool  # the last run did not stop cleanly: every code graph is rebuilt from the files
+
+
+@dataclass
+class Parts:
+    info: DaemonInfo
+    store: Store
+    writer: Writer
+    repos: RepoRegistry
+    live: LiveSync
+    hooks: HookSpool
+    snapshots: Snapshots
+    memory: MemoryService
+    history: HistoryService
+    counts: StatusCounts
+    request_stop: Callable[[], None]
+    status_sections: list[StatusSection] = field(default_factory=list)

@@ -1,0 +1,227 @@
+"""Live sync: the path from a change on disk to a committed batch, and what hears of each batch.
+
+    watch (watcher.py) -> settle -> flush job on the writer -> `flush_dirty` -> `run_sync` -> RepoSync.sync
+                                                                                           -> listeners
+
+One `LiveSync` per daemon, built by the composition root (`nexusd/app.py`) with the parts it needs: the
+repository registry, the writer (to queue flush and rebuild jobs), the facts cache directory. It owns the
+sync engines (one `RepoSync` per repository), the parse pool and the watcher. Everything here except
+`watch_repo` and the watcher's own threads runs on the writer thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import config
+from ..batch import CommittedBatch
+from ..repos import Repo, RepoRegistry, record_build, record_failure
+from ..store import StoreBusy, StoreError
+from . import graphwrite
+from .indexer import RepoSync, SyncReport, build_summary
+from .parsepool import ParsePool
+from .watcher import Watcher
+
+if TYPE_CHECKING:
+    from ..store import Conn
+    from ..writer import Writer
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict[str, Any]], None]
+# Called on the writer thread after a batch commits: fn(repo, batch, conn), the batch as a value. The query
+# snapshots, memory's links into code and history's change links hang off this (registered by the
+# composition root, nexusd/app.py).
+Listener = Callable[[Repo, CommittedBatch, "Conn"], None]
+
+
+def _quiet(data: dict[str, Any]) -> None:
+    return None
+
+
+class LiveSync:
+    def __init__(self, repos: RepoRegistry, writer: Writer, cache_dir: Path, *, watch: bool = True):
+        self.repos = repos
+        self.writer = writer
+        self.cache_dir = cache_dir
+        self.pool = ParsePool()  # its processes start when a sync first needs them
+        self.engines: dict[str, RepoSync] = {}
+        self.listeners: list[Listener] = []
+        self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
+
+    # -- engines ------------------------------------------------------------------------------------
+
+    def engine(self, repo: Repo) -> RepoSync:
+        eng = self.engines.get(repo.id)
+        if eng is None:
+            eng = self.engines[repo.id] = RepoSync(repo.id, repo.root, self.cache_dir, lambda: self.pool)
+        return eng
+
+    def skipped(self, repo: Repo) -> dict[str, Any]:
+        """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
+        eng = self.engines.get(repo.id)
+        return eng.skipped_summary() if eng is not None else {}
+
+    def forget(self, repo_id: str) -> None:
+        """The repository left (or moved): stop watching it and drop its engine (it holds the old root)."""
+        if self.watcher is not None:
+            self.watcher.unwatch(repo_id)
+        self.engines.pop(repo_id, None)
+
+    # -- sync ---------------------------------------------------------------------------------------
+
+    def run_sync(
+        self,
+        conn: Conn,
+        repo: Repo,
+        progress: Progress = _quiet,
+        *,
+        paths: list[str] | None = None,
+        full: bool = False,
+        recovery: bool = False,
+    ) -> SyncReport:
+        """Sync one repository on the writer thread and record the outcome on its Repository node. `recovery`:
+        this is the rebuild of a graph found damaged (it is not followed by another one if it fails too)."""
+        eng = self.engine(repo)
+        try:
+            for attempt in (1, 2):
+                try:
+                    report = eng.sync(
+                        conn, progress, paths=paths, full=full, between=lambda: self.writer.service_quick(conn)
+                    )
+                    break
+                except StoreBusy as exc:
+                    if attempt == 2:
+                        raise
+                    # A COPY's forced checkpoint timed out on a read transaction we could not hold back; the
+                    # batch rolled back whole, so running it again (from a fresh in-memory view) is safe.
+                    log.warning("sync of %s: %s; retrying once", repo.root, exc)
+                    eng.reset()
+        except Exception as exc:
+            log.exception("sync of %s failed", repo.root)
+            eng.reset()  # the in-memory view may be ahead of the graph: rebuild it next time
+            record_failure(conn, repo, build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}"))
+            self._check_after_failure(conn, rebuilding=recovery)
+            raise
+        if report.mode == "noop":
+            if repo.last_build is None or repo.last_build.get("outcome") != "ok":
+                repo.last_build = {"outcome": "ok", "mode": "noop"}
+            if repo.indexed_at is None:
+                record_build(conn, repo, build_summary(report, "ok"), cold=False)
+            return report
+        record_build(conn, repo, build_summary(report, "ok"), cold=report.mode == "cold")
+        t0 = time.perf_counter()
+        batch = eng.committed(report, repo.graph_version)
+        for listener in self.listeners:
+            try:
+                listener(repo, batch, conn)
+            except Exception:  # a listener must never fail a committed sync
+                log.exception("graph listener failed")
+        report.seconds["listeners"] = time.perf_counter() - t0
+        return report
+
+    def _check_after_failure(self, conn: Conn, *, rebuilding: bool) -> None:
+        """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged
+        ones from nothing. Kuzu 0.11.3's rollback of a transaction that had copied relationships can empty whole
+        relationship tables (HAS_FILE, CONTAINS, IMPORTS) while the nodes stay, so "rolled back" is not trusted:
+        the last good graph is either verified intact or rebuilt. A rebuild that itself failed is not retried
+        here (no loop); the next sync or restart tries again."""
+        for other in self.repos.all():
+            if other.indexed_at is None:
+                continue
+            try:
+                problems = graphwrite.verify_counts(conn, other.id)
+            except StoreError as exc:
+                problems = [f"counting failed: {exc}"]
+            if not problems:
+                continue
+            log.error("the graph of %s is damaged after a failed write (%s): rebuilding it", other.root, "; ".join(problems))
+            other.damaged = problems
+            self.engine(other).reset()
+            if not rebuilding:
+                self.writer.submit_internal(functools.partial(self._rebuild, other))
+
+    def _rebuild(self, repo: Repo, conn: Conn) -> None:
+        self.run_sync(conn, repo, full=True, recovery=True)
+
+    # -- watching -----------------------------------------------------------------------------------
+
+    def watch_repo(self, repo: Repo) -> None:
+        w = self.watcher
+        if w is None or config.get("NEXUS_NO_WATCH"):
+            return
+        try:
+            w.watch(repo.id, repo.root)
+        except OSError as exc:
+            log.warning("cannot watch %s: %s", repo.root, exc)
+            return
+        repo.watching = True
+        repo.pending_fn = lambda: w.pending(repo.id)
+
+    def watched(self, repo: Repo) -> bool:
+        return self.watcher is not None and self.watcher.get(repo.id) is not None
+
+    def barrier(self, repo: Repo) -> bool:
+        """True once the watcher has seen a cookie written now: every change made before is in the dirty set."""
+        return self.watcher is not None and self.watcher.get(repo.id) is not None and self.watcher.barrier(repo.id)
+
+    def rescan(self, repo: Repo) -> None:
+        """A checkout or rebase: reconcile with a full stat walk once events settle (or sync now, unwatched)."""
+        if self.watched(repo):
+            assert self.watcher is not None
+            self.watcher.rescan(repo.id)
+        else:
+            self.writer.submit_internal(lambda c: self.run_sync(c, repo))
+
+    def flush_dirty(self, conn: Conn, repo: Repo, progress: Progress = _quiet) -> SyncReport | None:
+        """On the writer: sync what the watcher collected for `repo` (None when nothing was dirty)."""
+        w = self.watcher
+        if w is None:
+            return None
+        dirty, full = w.take(repo.id)
+        try:
+            if repo.missing:  # the directory was deleted or moved: keep the last graph, never sync it away
+                return None
+            if full:
+                return self.run_sync(conn, repo, progress)
+            if dirty:
+                return self.run_sync(conn, repo, progress, paths=sorted(dirty))
+            return None
+        finally:
+            w.done(repo.id)
+
+    def _flush_job(self, repo_id: str) -> None:
+        def job(conn: Conn) -> None:
+            repo = self.repos.get(repo_id)
+            if repo is not None:
+                self.flush_dirty(conn, repo)
+
+        self.writer.submit_internal(job)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def watch_all(self) -> None:
+        for repo in self.repos.all():
+            self.watch_repo(repo)
+
+    def catch_up(self, *, unclean_stop: bool) -> None:
+        """Queue a sync of every registered repository: changes made while the daemon was down (and graphs a
+        schema change dropped). After an unclean stop every code graph is rebuilt: WAL replay after kill -9 was
+        seen to drop a committed CONTAINS edge (Kuzu 0.11.3), and the code layer is derived, so a rebuild is the
+        cheap way to be sure."""
+        for repo in self.repos.all():
+            full = repo.indexed_at is None or unclean_stop
+            self.writer.submit_internal(functools.partial(self._catch_up, repo, full))
+
+    def _catch_up(self, repo: Repo, full: bool, conn: Conn) -> None:
+        self.run_sync(conn, repo, full=full)
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.pool.close()
