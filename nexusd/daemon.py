@@ -41,6 +41,7 @@ class Daemon:
         self.store: Any = None
         self.server: Any = None
         self.services: dict[str, Any] = {}  # feature modules hang their per-daemon state here
+        self.disk: Any = None  # recovery.DiskGuard: free space of the data disk, checked before writes
         self._lock = PidLock(dirs.pidfile)
         self._stop_requested = threading.Event()
 
@@ -80,8 +81,9 @@ class Daemon:
             self._open_store()
             self._bind()
             self._install_signals()
-            from . import ops  # registers every operation
+            from . import ops, recovery  # importing ops registers every operation
 
+            recovery.register_status()
             ops.start_services(self)
             self.server.start_workers()
             log.info("serving on %s", self.dirs.endpoint)

@@ -1,0 +1,208 @@
+"""What the daemon survived and how it is now, in one place: the `health` section of `status`.
+
+Sources: the socket loop's outbox (peers that do not read their replies), the store open at start (a
+database moved aside), the memory journal (damaged records skipped at replay), and full-disk episodes of
+writes. Each part reports plain counts and the last event, so a user or an agent can tell what happened
+without reading the log.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import NoSpace
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
+    from .registry import Ctx
+
+log = logging.getLogger(__name__)
+
+SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+# Kuzu 0.11.3 reports a failed write as "IO exception: Cannot write to file ... numBytesWritten: N"
+# (with "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "A full disk".
+_STORE_SPACE_MARKERS = ("cannot write to file", "no space left", "disk quota", "file too large")
+CHECKPOINT_MARGIN = 8 * 1024 * 1024
+
+
+def is_space_error(exc: BaseException) -> bool:
+    if isinstance(exc, NoSpace):
+        return True
+    if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return any(marker in text for marker in _STORE_SPACE_MARKERS)
+
+
+class DiskGuard:
+    """Free space of the filesystem holding the data directory, checked before every write.
+
+    Kuzu 0.11.3 survives a failed write (the transaction rolls back, and once there is room the next write
+    and a CHECKPOINT work), but a CHECKPOINT or a close *while* the disk is full aborts the process (measured
+    on a full tmpfs). So: writes are refused with `no_space` while free space is under the reserve
+    (NEXUS_MIN_FREE_MB), a write that hits the disk's end anyway becomes `no_space` too, and no checkpoint
+    runs unless the free space covers the WAL plus a margin. Space coming back needs nothing: the next
+    check sees it."""
+
+    def __init__(self, path: Path, min_free_bytes: int):
+        self.path = path
+        self.min_free = max(0, min_free_bytes)
+        self._lock = threading.Lock()
+        self.refused = 0
+        self.failed = 0
+        self.low_since: float | None = None
+        self.last: dict[str, Any] | None = None
+
+    def free(self) -> int:
+        try:
+            st = os.statvfs(self.path)
+        except OSError:
+            return 1 << 62  # cannot tell: do not refuse on a guess
+        return int(st.f_bavail * st.f_frsize)
+
+    def error(self, free: int | None = None, *, needed: int | None = None, what: str = "the write") -> NoSpace:
+        free = self.free() if free is None else free
+        needed = self.min_free if needed is None else needed
+        self.last = {"at": time.time(), "freeBytes": free, "what": what}
+        return NoSpace(
+            f"no space left for {what}: {free // (1024 * 1024)} MB free on the disk holding {self.path} "
+            f"(writes need at least {needed // (1024 * 1024)} MB); nothing of it was stored",
+            hint="free some space there (or lower NEXUS_MIN_FREE_MB); the daemon resumes writing on its own",
+            data={"path": str(self.path), "freeBytes": free, "neededBytes": needed},
+        )
+
+    def check_write(self, what: str = "the write") -> None:
+        """Raise NoSpace while the free space is under the reserve."""
+        free = self.free()
+        with self._lock:
+            if free >= self.min_free and free > 0:
+                if self.low_since is not None:
+                    log.warning("disk space is back (%d MB free): writes resume", free // (1024 * 1024))
+                self.low_since = None
+                return
+            if self.low_since is None:
+                self.low_since = time.time()
+                log.error("only %d MB free on the disk holding %s: refusing writes", free // (1024 * 1024), self.path)
+            self.refused += 1
+        raise self.error(free, what=what)
+
+    def failed_write(self, exc: BaseException, what: str = "the write") -> NoSpace:
+        """A write that ran out of space although the check let it through: count it, describe it."""
+        with self._lock:
+            self.failed += 1
+            if self.low_since is None:
+                self.low_since = time.time()
+        log.error("%s ran out of disk space: %s", what, exc)
+        return self.error(what=what, needed=max(self.min_free, CHECKPOINT_MARGIN))
+
+    def safe_to_checkpoint(self, wal_bytes: int) -> bool:
+        """A checkpoint (or a close, which checkpoints) may write about the WAL's size into the database file."""
+        return self.free() >= max(self.min_free, 2 * wal_bytes + CHECKPOINT_MARGIN)
+
+    def stats(self) -> dict[str, Any]:
+        free = self.free()
+        return {
+            "path": str(self.path),
+            "freeBytes": free,
+            "minFreeBytes": self.min_free,
+            "low": free < self.min_free or self.low_since is not None,
+            "lowSince": self.low_since,
+            "refusedWrites": self.refused,
+            "failedWrites": self.failed,
+            "last": self.last,
+        }
+
+
+def disk_guard(daemon: Daemon) -> DiskGuard | None:
+    return getattr(daemon, "disk", None)
+
+
+def space_check(daemon: Daemon, what: str) -> None:
+    guard = disk_guard(daemon)
+    if guard is not None:
+        guard.check_write(what)
+
+
+def as_no_space(daemon: Daemon, exc: BaseException, what: str) -> NoSpace | None:
+    """The NoSpace to answer for a failed write, or None when the failure is not about disk space."""
+    if isinstance(exc, NoSpace):
+        return exc
+    if not is_space_error(exc):
+        return None
+    guard = disk_guard(daemon)
+    if guard is None:
+        return NoSpace(f"no space left for {what}: {exc}")
+    return guard.failed_write(exc, what)
+
+
+def checkpoint_allowed(daemon: Daemon) -> bool:
+    guard = disk_guard(daemon)
+    store = getattr(daemon, "store", None)
+    if guard is None or store is None:
+        return True
+    return guard.safe_to_checkpoint(store.wal_bytes())
+
+
+def start_guard(daemon: Daemon) -> DiskGuard:
+    from . import config
+
+    daemon.disk = DiskGuard(daemon.dirs.data, int(config.get("NEXUS_MIN_FREE_MB")) * 1024 * 1024)
+    return daemon.disk
+
+
+def close_store(daemon: Daemon, marker: Path) -> bool:
+    """Checkpoint and close the database at a clean stop, unless the disk is too full for that (Kuzu aborts
+    the process in a checkpoint or close on a full disk). Returns False when the close was skipped: then no
+    clean-stop marker is written, the next start replays the WAL (and rebuilds the code graphs), and the
+    caller must leave without running Kuzu's destructors."""
+    store = daemon.store
+    if store is None:
+        return True
+    if not checkpoint_allowed(daemon):
+        guard = disk_guard(daemon)
+        log.error(
+            "the disk is too full to checkpoint (%s bytes free, WAL %d bytes): leaving the database as it is; "
+            "the next start replays its WAL",
+            guard.free() if guard else "?",
+            store.wal_bytes(),
+        )
+        return False
+    try:
+        store.checkpoint()
+    finally:
+        store.close()
+    try:
+        marker.write_text(f"{time.time()}\n")
+    except OSError as exc:  # no room even for the marker: the next start treats this stop as unclean
+        log.error("could not write the clean-stop marker: %s", exc)
+    return True
+
+
+def health(daemon: Daemon) -> dict[str, Any]:
+    outbox = getattr(daemon.server, "outbox", None)
+    out: dict[str, Any] = {
+        "peers": outbox.stats() if outbox is not None else {},
+        "recovery": daemon.recovery,
+    }
+    guard = disk_guard(daemon)
+    if guard is not None:
+        out["disk"] = guard.stats()
+    return out
+
+
+def _status_section(ctx: Ctx, args: dict[str, Any]) -> tuple[str, Any]:
+    return "health", health(ctx.daemon)
+
+
+def register_status() -> None:
+    """Add the `health` section to `status` (called once the operations are registered)."""
+    from .ops import core
+
+    if _status_section not in core.STATUS_SECTIONS:
+        core.STATUS_SECTIONS.append(_status_section)
