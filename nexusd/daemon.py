@@ -70,8 +70,17 @@ class Daemon:
                 file=sys.stderr,
             )
             return 4
+        from . import recovery
+
+        if not recovery.room_to_start(self):  # opening Kuzu on a full disk can abort the process
+            return 12
         try:
             self._lock.acquire()
+        except OSError as exc:
+            if not recovery.is_space_error(exc):
+                raise
+            print(f"nexusd: cannot write the pid lock {self.dirs.pidfile}: {exc}", file=sys.stderr)
+            return 12
         except AlreadyRunning as exc:
             print(f"nexusd: {exc}", file=sys.stderr)
             return 3
@@ -79,6 +88,7 @@ class Daemon:
             self._setup_logging()
             log.info("nexusd %s starting (pid %d, data %s)", __version__, self.pid, self.dirs.data)
             self._open_store()
+            self.store.checkpoint_allowed = lambda: recovery.checkpoint_allowed(self)
             self._bind()
             self._install_signals()
             from . import ops, recovery  # importing ops registers every operation
@@ -163,6 +173,7 @@ class Daemon:
         signal.signal(signal.SIGINT, on_signal)
 
     def _shutdown(self) -> None:
+        closed = True
         try:
             if self.server is not None:
                 self.server.drain_and_close()  # the write in progress commits or rolls back first
@@ -170,12 +181,9 @@ class Daemon:
                 from . import ops
 
                 ops.stop_services(self)
-            if self.store is not None:
-                try:
-                    self.store.checkpoint()
-                finally:
-                    self.store.close()
-                (self.dirs.state / CLEAN_MARKER).write_text(f"{time.time()}\n")
+            from . import recovery
+
+            closed = recovery.close_store(self, self.dirs.state / CLEAN_MARKER)
             if self.server is not None:
                 self.dirs.socket.unlink(missing_ok=True)
             log.info("stopped")
@@ -184,3 +192,7 @@ class Daemon:
         finally:
             self._lock.release()
             logging.shutdown()
+        if not closed:
+            # The database was left open on purpose (a full disk): Kuzu's destructor would checkpoint and
+            # abort the process. Everything else is closed, the journal fsynced, the lock released.
+            os._exit(0)

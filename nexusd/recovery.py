@@ -29,6 +29,7 @@ SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 # (with "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "A full disk".
 _STORE_SPACE_MARKERS = ("cannot write to file", "no space left", "disk quota", "file too large")
 CHECKPOINT_MARGIN = 8 * 1024 * 1024
+RESUME_MARGIN = 8 * 1024 * 1024  # free space writes need again after one ran out of space
 
 
 def is_space_error(exc: BaseException) -> bool:
@@ -81,7 +82,10 @@ class DiskGuard:
         """Raise NoSpace while the free space is under the reserve."""
         free = self.free()
         with self._lock:
-            if free >= self.min_free and free > 0:
+            # After a write ran out of space, writing resumes only with a margin free (not at the first
+            # freed kilobyte, which the next write would fill again).
+            need = self.min_free if self.low_since is None else max(self.min_free, RESUME_MARGIN)
+            if free >= need and free > 0:
                 if self.low_since is not None:
                     log.warning("disk space is back (%d MB free): writes resume", free // (1024 * 1024))
                 self.low_since = None
@@ -90,7 +94,7 @@ class DiskGuard:
                 self.low_since = time.time()
                 log.error("only %d MB free on the disk holding %s: refusing writes", free // (1024 * 1024), self.path)
             self.refused += 1
-        raise self.error(free, what=what)
+        raise self.error(free, needed=need, what=what)
 
     def failed_write(self, exc: BaseException, what: str = "the write") -> NoSpace:
         """A write that ran out of space although the check let it through: count it, describe it."""
@@ -193,6 +197,11 @@ def health(daemon: Daemon) -> dict[str, Any]:
     guard = disk_guard(daemon)
     if guard is not None:
         out["disk"] = guard.stats()
+    services = getattr(daemon, "services", None)
+    memory = services.get("memory") if isinstance(services, dict) else None
+    journal = getattr(memory, "journal", None)
+    if journal is not None and hasattr(journal, "stats"):
+        out["journal"] = journal.stats()
     return out
 
 
@@ -206,3 +215,21 @@ def register_status() -> None:
 
     if _status_section not in core.STATUS_SECTIONS:
         core.STATUS_SECTIONS.append(_status_section)
+
+
+def room_to_start(daemon: Daemon) -> bool:
+    """Set up the disk guard; False (with the reason on stderr and in the log) when the data disk is under
+    the reserve: opening the database replays its WAL and writes, and Kuzu aborts on a full disk. The
+    daemon exits 12 then; it starts once there is room."""
+    import sys
+
+    guard = start_guard(daemon)
+    free = guard.free()
+    if free >= guard.min_free and free > 0:
+        return True
+    message = (
+        f"only {free // (1024 * 1024)} MB free on the disk holding {guard.path}; the daemon needs "
+        f"{guard.min_free // (1024 * 1024)} MB (NEXUS_MIN_FREE_MB) to open its database safely"
+    )
+    print(f"nexusd: {message}", file=sys.stderr)  # before the lock: there is no log file yet
+    return False

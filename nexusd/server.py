@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from . import protocol
-from .errors import BadRequest, Busy, Internal, NexusError, Timeout, TooLarge
+from . import protocol, recovery
+from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
 from .registry import Ctx, OpSpec, lookup, validate
 from .store import StoreError
 
@@ -452,21 +452,43 @@ class Server:
                 self._gate.notify_all()
 
     def _maybe_checkpoint(self, conn: Conn) -> None:
-        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py)."""
+        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py),
+        and only with room on the disk for it (recovery.DiskGuard)."""
         if not self._dirty or self._active_reads or not self.read_queue.empty():
+            return
+        if not recovery.checkpoint_allowed(self.daemon):
             return
         if self.daemon.store.checkpoint(conn):
             self._dirty = False
 
     def _run_task(self, job: Job, conn: Conn) -> None:
         try:
+            recovery.space_check(self.daemon, "a background sync")
             job.outcome = job.task(conn) if job.task else None
+        except NoSpace as exc:
+            log.warning("internal writer task refused: %s", exc)
+            job.outcome = exc
         except BaseException as exc:  # crash barrier for internal work: log, keep serving
             log.exception("internal writer task failed")
             job.outcome = exc
         finally:
             if job.done is not None:
                 job.done.set()
+
+    def _failure(self, name: str, request_id: Any, exc: Exception) -> NexusError:
+        """The error to answer for a handler that raised something other than a NexusError."""
+        if isinstance(exc, (StoreError, OSError)):
+            space = recovery.as_no_space(self.daemon, exc, name)
+            if space is not None:
+                return space
+        if isinstance(exc, StoreError):
+            text = str(exc)
+            if "interrupted" in text.lower() or "timeout" in text.lower():
+                return Timeout(f"{name}: query ran past its bound")
+            log.exception("request %r (%s) failed in the store", request_id, name)
+            return Internal(f"{name}: database error: {text}")
+        log.exception("request %r (%s) crashed", request_id, name)
+        return Internal(f"{name} failed: {type(exc).__name__}: {exc}", hint="see `nexus daemon logs`")
 
     def _run(self, job: Job, conn: Conn, push: zmq.Socket) -> bytes:
         """Run one request behind the crash barrier; always returns exactly one final frame."""
@@ -485,23 +507,14 @@ class Server:
 
         ctx = Ctx(self.daemon, conn, job.request_id, job.spec.name, progress=progress, deadline=job.deadline)
         try:
+            if job.spec.lane == "write":
+                recovery.space_check(self.daemon, job.spec.name)  # no_space before anything is written
             result = job.spec.handler(ctx, job.args)
             frame = protocol.ok_frame(job.request_id, result)
         except NexusError as exc:
             frame = protocol.error_frame(job.request_id, exc)
-        except StoreError as exc:
-            text = str(exc)
-            if "interrupted" in text.lower() or "timeout" in text.lower():
-                frame = protocol.error_frame(job.request_id, Timeout(f"{job.spec.name}: query ran past its bound"))
-            else:
-                log.exception("request %r (%s) failed in the store", job.request_id, job.spec.name)
-                frame = protocol.error_frame(job.request_id, Internal(f"{job.spec.name}: database error: {text}"))
         except Exception as exc:
-            log.exception("request %r (%s) crashed", job.request_id, job.spec.name)
-            frame = protocol.error_frame(
-                job.request_id,
-                Internal(f"{job.spec.name} failed: {type(exc).__name__}: {exc}", hint="see `nexus daemon logs`"),
-            )
+            frame = protocol.error_frame(job.request_id, self._failure(job.spec.name, job.request_id, exc))
         if len(frame) > protocol.MAX_FRAME_BYTES:
             frame = protocol.error_frame(
                 job.request_id,

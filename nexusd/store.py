@@ -230,6 +230,9 @@ class Store:
         self._conns: list[Conn] = []
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
         self.exclusive: Callable[[], AbstractContextManager[Any]] = nullcontext
+        # Set by the daemon (recovery.checkpoint_allowed): False while the disk is too full for a checkpoint,
+        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "A full disk").
+        self.checkpoint_allowed: Callable[[], bool] = lambda: True
         self.fts_available = False
         conn = self.connect()
         try:
@@ -315,6 +318,9 @@ class Store:
 
     def checkpoint(self, conn: Conn | None = None) -> bool:
         """Fold the WAL into the database file. False when open read transactions made it time out."""
+        if not self.checkpoint_allowed():
+            log.warning("checkpoint postponed: too little free disk space")
+            return False
         try:
             with self.exclusive():
                 (conn or self._admin).execute("CHECKPOINT")
@@ -331,6 +337,10 @@ class Store:
         inside the relink of memory. See ARCHITECTURE.md, "Invariants"."""
         if conn.in_transaction or not self.wal_bytes():
             return
+        if not self.checkpoint_allowed():
+            from .errors import NoSpace
+
+            raise NoSpace("too little free disk space to delete safely", hint="free some space, then retry")
         for _ in range(3):
             if self.checkpoint(conn):
                 return
