@@ -123,16 +123,22 @@ class Daemon:
             root.addHandler(term)
 
     def _open_store(self) -> None:
-        from .store import Store, probe
+        from .store import Store
 
         db = self.dirs.db
         marker = self.dirs.state / CLEAN_MARKER
         self.unclean_stop = db.exists() and not marker.exists()
+        if not db.exists():
+            from . import recovery
+
+            self.recovery = recovery.set_aside_orphans(db) or self.recovery  # a WAL without its database
         # Probe every existing database, not only after an unclean stop: a file damaged while the daemon was
         # down (a bad disk day, a truncated copy) made the in-process open raise or segfault at every start,
         # with no move-aside. The probe costs ~0.15 s of start time.
         if db.exists():
-            ok, detail = probe(db)
+            from . import recovery
+
+            ok, detail = recovery.probe(db)  # bounded in time and memory
             if not ok:
                 aside = db.with_name(f"{db.name}.corrupt-{int(time.time())}")
                 for suffix in ("", ".wal", ".shadow"):

@@ -233,3 +233,76 @@ def room_to_start(daemon: Daemon) -> bool:
     )
     print(f"nexusd: {message}", file=sys.stderr)  # before the lock: there is no log file yet
     return False
+
+
+def set_aside_orphans(db: Path) -> dict[str, Any] | None:
+    """A WAL (or shadow file) whose database file is gone (deleted by hand, a half-finished cleanup): Kuzu
+    would replay it into a fresh database and fail at every start. Move it aside; the new database is built
+    from the files (code) and the journal (memory). Returns the recovery record for `status`, or None."""
+    leftovers = [Path(str(db) + suffix) for suffix in (".wal", ".shadow")]
+    leftovers = [p for p in leftovers if p.exists()]
+    if not leftovers:
+        return None
+    aside = db.with_name(f"{db.name}.orphan-{int(time.time())}")
+    for src in leftovers:
+        src.rename(Path(str(aside) + src.name[len(db.name):]))
+    reason = f"a WAL was left without its database ({', '.join(p.name for p in leftovers)})"
+    log.error("%s; moved it aside to %s.*. The code graph will be rebuilt and memory replayed.", reason, aside)
+    return {"movedAside": str(aside), "reason": reason, "at": time.time()}
+
+
+PROBE_TIMEOUT_S = 60.0
+PROBE_MIN_RSS = 1024 * 1024 * 1024  # an open needs ~200 MB; damaged pages made it grow past 13 GB
+
+_PROBE_CODE = (
+    "import sys, kuzu\n"
+    "db = kuzu.Database(sys.argv[1], buffer_pool_size=64*1024*1024)\n"
+    "c = kuzu.Connection(db)\n"
+    "c.execute('CALL SHOW_TABLES() RETURN count(*)')\n"
+    "print('ok')\n"
+)
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def probe(path: Path, *, timeout_s: float = PROBE_TIMEOUT_S, max_rss: int | None = None) -> tuple[bool, str]:
+    """Open the database in a throwaway subprocess, within bounded time and memory: a poisoned file
+    segfaults there, not in the daemon, and one whose damaged pages make Kuzu allocate without end (16 zeroed
+    pages: 13 GB in a minute, measured) is killed at `max_rss` instead of taking the machine down."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from . import config
+
+    limit = max_rss or max(PROBE_MIN_RSS, 3 * int(config.get("NEXUS_BUFFER_POOL_MB")) * 1024 * 1024)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-c", _PROBE_CODE, str(path)], stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout_s
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _rss(proc.pid))
+            if peak > limit or time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                if peak > limit:
+                    return False, f"opening the database used more than {limit // (1024 * 1024)} MB"
+                return False, f"opening the database took more than {timeout_s:.0f} s"
+            time.sleep(0.02)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+    if proc.returncode == 0 and "ok" in stdout:
+        return True, ""
+    detail = (stderr or stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+    return False, detail[0]
