@@ -23,6 +23,7 @@ from .parts import DaemonInfo
 
 if TYPE_CHECKING:
     from .parts import Parts
+    from .recovery import DiskGuard
     from .server import Server
     from .store import Store
 
@@ -48,6 +49,7 @@ class Daemon:
         self.store: Store | None = None
         self.server: Server | None = None
         self.parts: Parts | None = None  # built by the composition root (app.py) once the store is open
+        self.disk: DiskGuard | None = None  # free space of the data disk, checked before writes (recovery.py)
         self._lock = PidLock(dirs.pidfile)
         self._stop_requested = threading.Event()
 
@@ -76,8 +78,17 @@ class Daemon:
                 file=sys.stderr,
             )
             return 4
+        from . import recovery
+
+        if not recovery.room_to_start(self):  # opening Kuzu on a full disk can abort the process
+            return 12
         try:
             self._lock.acquire()
+        except OSError as exc:
+            if not recovery.is_space_error(exc):
+                raise
+            print(f"nexusd: cannot write the pid lock {self.dirs.pidfile}: {exc}", file=sys.stderr)
+            return 12
         except AlreadyRunning as exc:
             print(f"nexusd: {exc}", file=sys.stderr)
             return 3
@@ -88,6 +99,8 @@ class Daemon:
             # it cleanly, not kill it with the default handler.
             self._install_signals()
             self._open_store()
+            assert self.store is not None
+            self.store.checkpoint_allowed = lambda: recovery.checkpoint_allowed(self)
             self._bind()
             server = self._compose()
             server.start_workers()
@@ -106,7 +119,7 @@ class Daemon:
     # -- steps --------------------------------------------------------------------------------------
 
     def _compose(self) -> Server:
-        from . import app  # imports (registers) every operation
+        from . import app, recovery  # app imports (registers) every operation
 
         assert self.store is not None and self.server is not None
         info = DaemonInfo(
@@ -116,6 +129,8 @@ class Daemon:
         recreated = bool(self.schema_report.get("memory_recreated"))
         self.parts = app.build(info, self.store, self.server, self.request_stop, memory_recreated=recreated)
         self.server.parts = self.parts
+        self.server.disk = self.disk
+        self.parts.status_sections.append(lambda conn, args: ("health", recovery.health(self)))
         app.start(self.parts)
         return self.server
 
@@ -132,16 +147,19 @@ class Daemon:
             root.addHandler(term)
 
     def _open_store(self) -> None:
-        from .store import Store, probe
+        from . import recovery
+        from .store import Store
 
         db = self.dirs.db
         marker = self.dirs.state / CLEAN_MARKER
         self.unclean_stop = db.exists() and not marker.exists()
+        if not db.exists():
+            self.recovery = recovery.set_aside_orphans(db) or self.recovery  # a WAL without its database
         # Probe every existing database, not only after an unclean stop: a file damaged while the daemon was
         # down (a bad disk day, a truncated copy) made the in-process open raise or segfault at every start,
         # with no move-aside. The probe costs ~0.15 s of start time.
         if db.exists():
-            ok, detail = probe(db)
+            ok, detail = recovery.probe(db)  # bounded in time and memory
             if not ok:
                 aside = db.with_name(f"{db.name}.corrupt-{int(time.time())}")
                 for suffix in ("", ".wal", ".shadow"):
@@ -185,6 +203,7 @@ class Daemon:
         signal.signal(signal.SIGINT, on_signal)
 
     def _shutdown(self) -> None:
+        closed = True
         try:
             if self.server is not None:
                 self.server.drain_and_close()  # the write in progress commits or rolls back first
@@ -192,12 +211,9 @@ class Daemon:
                 from . import app
 
                 app.stop(self.parts)
-            if self.store is not None:
-                try:
-                    self.store.checkpoint()
-                finally:
-                    self.store.close()
-                (self.dirs.state / CLEAN_MARKER).write_text(f"{time.time()}\n")
+            from . import recovery
+
+            closed = recovery.close_store(self, self.dirs.state / CLEAN_MARKER)
             if self.server is not None:
                 self.dirs.socket.unlink(missing_ok=True)
             log.info("stopped")
@@ -206,3 +222,7 @@ class Daemon:
         finally:
             self._lock.release()
             logging.shutdown()
+        if not closed:
+            # The database was left open on purpose (a full disk): Kuzu's destructor would checkpoint and
+            # abort the process. Everything else is closed, the journal fsynced, the lock released.
+            os._exit(0)

@@ -12,6 +12,7 @@
      +-- Timeout           timeout       a request ran past its time bound
      +-- Unavailable       unavailable   the daemon cannot be reached (raised by clients only)
      +-- VersionMismatch   version_mismatch  client and daemon speak different wire versions
+ +-- NoSpace           no_space      the disk holding the data is (nearly) full; the write was not stored
      +-- Internal          internal      a handler crashed; the daemon kept serving (see its log)
 
 The daemon raises these; the server turns them into `{ok: false, error: {code, message, hint?, data?}}`;
@@ -96,6 +97,14 @@ class VersionMismatch(NexusError):
     exit_code = 11
 
 
+class NoSpace(NexusError):
+    """A write refused or failed for lack of disk space. Nothing of it was stored; reads still answer.
+    `data`: `path` (the directory on the full filesystem), `freeBytes`, `neededBytes`."""
+
+    code = "no_space"
+    exit_code = 12
+
+
 class Internal(NexusError):
     code = "internal"
     exit_code = 1
@@ -115,6 +124,7 @@ ERRORS: dict[str, type[NexusError]] = {
         Timeout,
         Unavailable,
         VersionMismatch,
+        NoSpace,
         Internal,
     )
 }

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from .errors import BadRequest, UnknownOp
+from .errors import BadRequest, TooLarge, UnknownOp
 
 if TYPE_CHECKING:
     from .parts import Parts
@@ -71,8 +71,39 @@ class OpSpec:
 REGISTRY: dict[str, OpSpec] = {}
 
 # Arguments many operations share, so every client spells them the same way.
-REPO_ARG = {"type": "string", "description": "Repository path (default: the client's working directory)."}
-USER_ARG = {"type": "string", "description": "Memory owner (default: the OS user or NEXUS_USER)."}
+REPO_ARG = {
+    "type": "string",
+    "maxLength": 4096,  # PATH_MAX
+    "description": "Repository path (default: the client's working directory).",
+}
+USER_ARG = {"type": "string", "maxLength": 200, "description": "Memory owner (default: the OS user or NEXUS_USER)."}
+
+# Limits every argument schema gets where it declares none, so validation is bounded and clients see them
+# in the catalogue (RELIABILITY.md, "The socket loop").
+DEFAULT_MAX_STRING = 16_384
+DEFAULT_MAX_ITEMS = 10_000
+_LIMIT_KEYS = ("maxLength", "maxItems", "maxProperties")
+
+
+def bounded(node: Any) -> Any:
+    """A copy of a JSON schema where every string has a maxLength and every array a maxItems, the limit
+    keywords placed first: validation stops at the first error, and a limit checked first stops a huge value
+    before its items are looked at."""
+    if isinstance(node, list):
+        return [bounded(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: bounded(v) for k, v in node.items()}
+    types = out.get("type")
+    kinds = {t for t in types if isinstance(t, str)} if isinstance(types, list) else {types}
+    if not isinstance(types, (str, list)):  # a `properties` map (a property may be called "type")
+        return out
+    if "string" in kinds and "maxLength" not in out and "enum" not in out and "const" not in out:
+        out["maxLength"] = DEFAULT_MAX_STRING
+    if "array" in kinds and "maxItems" not in out:
+        out["maxItems"] = DEFAULT_MAX_ITEMS
+    first = {k: out[k] for k in ("type", *_LIMIT_KEYS) if k in out}
+    return {**first, **{k: v for k, v in out.items() if k not in first}}
 
 
 def schema(properties: dict[str, Any] | None = None, required: list[str] | None = None) -> dict[str, Any]:
@@ -97,7 +128,7 @@ def op(
 ) -> Callable[[Handler], Handler]:
     if lane not in LANES:
         raise ValueError(f"unknown lane {lane}")
-    args_schema = args or schema()
+    args_schema = bounded(args or schema())
     jsonschema.Draft202012Validator.check_schema(args_schema)
 
     def register(fn: Handler) -> Handler:
@@ -128,13 +159,17 @@ def lookup(name: str) -> OpSpec:
 
 
 def validate(spec: OpSpec, args: dict[str, Any]) -> None:
-    error = next(iter(sorted(spec.validator.iter_errors(args), key=lambda e: list(e.path))), None)
+    # The first error only: collecting (and sorting) every error of a 300,000-item list took seconds and
+    # hundreds of MB on the socket loop.
+    error = next(iter(spec.validator.iter_errors(args)), None)
     if error is not None:
         where = ".".join(str(p) for p in error.path) or "args"
-        raise BadRequest(
-            f"{spec.name}: {where}: {error.message}",
-            hint=f"`nexus help COMMAND` shows a command's options; the `hello` catalogue the arguments of {spec.name}",
-        )
+        hint = f"`nexus help COMMAND` shows a command's options; the `hello` catalogue the arguments of {spec.name}"
+        if error.validator in _LIMIT_KEYS:
+            unit = "characters" if error.validator == "maxLength" else "items"
+            raise TooLarge(f"{spec.name}: {where}: more than {error.validator_value} {unit}", hint=hint)
+        message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
+        raise BadRequest(f"{spec.name}: {where}: {message}", hint=hint)
 
 
 def catalogue() -> list[dict[str, Any]]:

@@ -7,8 +7,9 @@
 
 Only this thread touches the ROUTER socket; workers own a PUSH socket each. Traps handled here
 (docs/field-notes.md, pyzmq): ROUTER_MANDATORY so a full pipe raises instead of silently dropping the final reply;
-progress frames are sent non-blocking and dropped on EAGAIN; final replies get a bounded send timeout;
-LINGER 0 so a stop never hangs on an absent peer.
+progress frames are sent non-blocking and dropped on EAGAIN; final replies are sent non-blocking too, and
+what a full pipe refuses waits in a bounded per-peer backlog (`Outbox`), so one peer that stops reading never
+makes the loop wait; LINGER 0 so a stop never hangs on an absent peer.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from . import protocol
-from .errors import BadRequest, Busy, Internal, NexusError, Timeout, TooLarge
+from . import protocol, recovery
+from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
 from .registry import Ctx, OpSpec, lookup, validate
 from .store import StoreError, StoreTimeout
 
 if TYPE_CHECKING:
     from .parts import Parts
+    from .recovery import DiskGuard
     from .store import Conn, Store
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,101 @@ PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
 LONG_JOB_MAX_WAIT_S = 0.5  # a queued sync waits at most about this long behind quick writes
 QUICK_BUDGET_S = 0.05  # quick writes a running sync lets in at each of its safe points
+# Replies a peer has not taken yet wait here, per peer, when its pipe is full; past these bounds its replies
+# are dropped and its new requests ignored until it reads again (RELIABILITY.md, "The socket loop").
+PEER_BACKLOG_FRAMES = 1_000
+PEER_BACKLOG_BYTES = 32 * 1024 * 1024
+TOTAL_BACKLOG_BYTES = 256 * 1024 * 1024
+
+
+class Outbox:
+    """Final replies that could not be sent at once, per peer, in order; the socket loop never waits on a peer.
+
+    Every send is non-blocking. A peer whose pipe is full (it does not read) gets a backlog, retried on every
+    turn of the loop; one that has gone (EHOSTUNREACH under ROUTER_MANDATORY) loses its backlog at the next
+    try. A backlog over its bounds marks the peer as stalled: its replies are dropped and its requests are
+    ignored until the backlog drains."""
+
+    def __init__(self, router: zmq.Socket):
+        self.router = router
+        self.backlogs: dict[bytes, deque[bytes]] = {}
+        self.sizes: dict[bytes, int] = {}
+        self.total = 0
+        self.stalled: set[bytes] = set()
+        self.dropped_replies = 0
+        self.ignored_requests = 0
+        self.gone = 0
+        self.backlogged_peers = 0  # peers that ever needed a backlog
+
+    def send(self, identity: bytes, frame: bytes) -> None:
+        backlog = self.backlogs.get(identity)
+        if backlog is None:
+            try:
+                self.router.send_multipart([identity, frame], zmq.NOBLOCK)
+                return
+            except zmq.Again:
+                backlog = self.backlogs[identity] = deque()
+                self.sizes[identity] = 0
+                self.backlogged_peers += 1
+            except zmq.ZMQError as exc:  # the peer went away (EHOSTUNREACH)
+                log.debug("final reply dropped: %s", exc)
+                self.dropped_replies += 1
+                return
+        if (
+            identity in self.stalled
+            or len(backlog) >= PEER_BACKLOG_FRAMES
+            or self.sizes[identity] + len(frame) > PEER_BACKLOG_BYTES
+            or self.total + len(frame) > TOTAL_BACKLOG_BYTES
+        ):
+            if identity not in self.stalled:
+                log.warning("a client does not read its replies (%d waiting): dropping its replies", len(backlog))
+            self.stalled.add(identity)
+            self.dropped_replies += 1
+            return
+        backlog.append(frame)
+        self.sizes[identity] += len(frame)
+        self.total += len(frame)
+
+    def flush(self) -> None:
+        """Send what the peers' pipes take now; forget peers that have gone; lift stalls that drained."""
+        for identity in list(self.backlogs):
+            backlog = self.backlogs[identity]
+            while backlog:
+                try:
+                    self.router.send_multipart([identity, backlog[0]], zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                except zmq.ZMQError:
+                    self.dropped_replies += len(backlog)
+                    self.gone += 1
+                    backlog.clear()
+                    break
+                frame = backlog.popleft()
+                self.sizes[identity] -= len(frame)
+                self.total -= len(frame)
+            if not backlog:
+                self.total -= self.sizes.pop(identity)
+                del self.backlogs[identity]
+                self.stalled.discard(identity)
+
+    def accepts(self, identity: bytes) -> bool:
+        """False for a stalled peer: its request is ignored (counted), no work is done for nobody to read."""
+        if identity in self.stalled:
+            self.ignored_requests += 1
+            return False
+        return True
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "waitingPeers": len(self.backlogs),
+            "waitingReplies": sum(len(b) for b in self.backlogs.values()),
+            "waitingBytes": self.total,
+            "stalledPeers": len(self.stalled),
+            "droppedReplies": self.dropped_replies,
+            "ignoredRequests": self.ignored_requests,
+            "goneWithReplies": self.gone,
+            "backloggedPeers": self.backlogged_peers,
+        }
 
 
 @dataclass
@@ -112,15 +209,16 @@ class Server:
     def __init__(self, store: Store, endpoint: str, readers: int = 4):
         self.store = store
         self.parts: Parts | None = None  # set by the daemon once the composition root built them (app.py)
+        self.disk: DiskGuard | None = None  # set by the daemon: writes are refused while the disk is full
         self.endpoint = endpoint
         self.ctx: zmq.Context = zmq.Context.instance()
         self.ctx.setsockopt(zmq.LINGER, 0)
         self.router = self.ctx.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.router.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
-        self.router.setsockopt(zmq.SNDTIMEO, 1000)
         self.router.setsockopt(zmq.SNDHWM, 10_000)
         self.router.setsockopt(zmq.RCVHWM, 10_000)
+        self.outbox = Outbox(self.router)
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.bind(_INPROC)
         self.read_queue: queue.Queue[Job | None] = queue.Queue()
@@ -159,8 +257,11 @@ class Server:
         poller.register(self.router, zmq.POLLIN)
         poller.register(self.pull, zmq.POLLIN)
         while not self.stopping.is_set():
+            if self.outbox.backlogs:
+                self.outbox.flush()
             try:
-                events = dict(poller.poll(100))
+                # Backlogged replies are retried every 10 ms (a ROUTER's POLLOUT says nothing about one peer).
+                events = dict(poller.poll(10 if self.outbox.backlogs else 100))
             except zmq.ZMQError as exc:
                 if exc.errno == errno.EINTR:
                     continue
@@ -193,6 +294,7 @@ class Server:
         for thread in self._workers:
             thread.join(max(0.0, deadline - time.monotonic()))
         self._forward_replies()
+        self.outbox.flush()
         self.router.close(0)
         self.pull.close(0)
 
@@ -201,6 +303,8 @@ class Server:
     def _on_message(self, frames: list[bytes]) -> None:
         identity = frames[0]
         request_id: Any = None
+        if not self.outbox.accepts(identity):
+            return
         try:
             if len(frames) != 2:
                 raise BadRequest(f"expected one frame per request, got {len(frames) - 1}")
@@ -211,9 +315,10 @@ class Server:
                     hint="send smaller arguments; large results are paged with a cursor",
                 )
             try:
-                obj = protocol.unpack(data)
-            except Exception as exc:
-                raise BadRequest(f"frame is not valid msgpack: {type(exc).__name__}") from None
+                obj = protocol.unpack_request(data)  # bounded: refuses huge lists and maps while decoding
+            except NexusError:
+                request_id = protocol.peek_id_bytes(data)
+                raise
             request_id = protocol.peek_id(obj)
             req = protocol.validate_request(obj)
             spec = lookup(req.op)
@@ -254,10 +359,7 @@ class Server:
     # -- sending ------------------------------------------------------------------------------------
 
     def _send_final(self, identity: bytes, frame: bytes) -> None:
-        try:
-            self.router.send_multipart([identity, frame])
-        except zmq.ZMQError as exc:  # the client went away (EHOSTUNREACH) or stopped reading (EAGAIN)
-            log.debug("final reply dropped: %s", exc)
+        self.outbox.send(identity, frame)  # never blocks: a full pipe queues the reply for that peer only
 
     def _forward_replies(self) -> None:
         while True:
@@ -267,7 +369,7 @@ class Server:
                 return
             if kind == _FINAL:
                 self._send_final(identity, frame)
-            else:
+            elif identity not in self.outbox.backlogs:
                 try:
                     self.router.send_multipart([identity, frame], zmq.NOBLOCK)
                 except zmq.ZMQError:
@@ -354,21 +456,40 @@ class Server:
                 self._gate.notify_all()
 
     def _maybe_checkpoint(self, conn: Conn) -> None:
-        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py)."""
+        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py),
+        and only with room on the disk for it (recovery.DiskGuard)."""
         if not self._dirty or self._active_reads or not self.read_queue.empty():
             return
-        if self.store.checkpoint(conn):
+        if self.store.checkpoint(conn):  # postponed by the store while the disk is too full (recovery.py)
             self._dirty = False
 
     def _run_task(self, job: Job, conn: Conn) -> None:
         try:
+            recovery.space_check(self.disk, "a background sync")
             job.outcome = job.task(conn) if job.task else None
+        except NoSpace as exc:
+            log.warning("internal writer task refused: %s", exc)
+            job.outcome = exc
         except BaseException as exc:  # crash barrier for internal work: log, keep serving
             log.exception("internal writer task failed")
             job.outcome = exc
         finally:
             if job.done is not None:
                 job.done.set()
+
+    def _failure(self, name: str, request_id: Any, exc: Exception) -> NexusError:
+        """The error to answer for a handler that raised something other than a NexusError."""
+        if isinstance(exc, (StoreError, OSError)):
+            space = recovery.as_no_space(self.disk, exc, name)
+            if space is not None:
+                return space
+        if isinstance(exc, StoreError):
+            if isinstance(exc, StoreTimeout):
+                return Timeout(f"{name}: query ran past its bound")
+            log.exception("request %r (%s) failed in the store", request_id, name)
+            return Internal(f"{name}: database error: {exc}")
+        log.exception("request %r (%s) crashed", request_id, name)
+        return Internal(f"{name} failed: {type(exc).__name__}: {exc}", hint="see `nexus daemon logs`")
 
     def _run(self, job: Job, conn: Conn, push: zmq.Socket) -> bytes:
         """Run one request behind the crash barrier; always returns exactly one final frame."""
@@ -388,21 +509,14 @@ class Server:
         assert self.parts is not None
         ctx = Ctx(self.parts, conn, job.request_id, job.spec.name, progress=progress, deadline=job.deadline)
         try:
+            if job.spec.lane == "write":
+                recovery.space_check(self.disk, job.spec.name)  # no_space before anything is written
             result = job.spec.handler(ctx, job.args)
             frame = protocol.ok_frame(job.request_id, result)
         except NexusError as exc:
             frame = protocol.error_frame(job.request_id, exc)
-        except StoreTimeout:
-            frame = protocol.error_frame(job.request_id, Timeout(f"{job.spec.name}: query ran past its bound"))
-        except StoreError as exc:
-            log.exception("request %r (%s) failed in the store", job.request_id, job.spec.name)
-            frame = protocol.error_frame(job.request_id, Internal(f"{job.spec.name}: database error: {exc}"))
         except Exception as exc:
-            log.exception("request %r (%s) crashed", job.request_id, job.spec.name)
-            frame = protocol.error_frame(
-                job.request_id,
-                Internal(f"{job.spec.name} failed: {type(exc).__name__}: {exc}", hint="see `nexus daemon logs`"),
-            )
+            frame = protocol.error_frame(job.request_id, self._failure(job.spec.name, job.request_id, exc))
         if len(frame) > protocol.MAX_FRAME_BYTES:
             frame = protocol.error_frame(
                 job.request_id,

@@ -35,7 +35,9 @@ COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slow
 class StoreError(RuntimeError):
     """A database operation failed; the message carries Kuzu's own words. What kind of failure it was is told by
     the subclass (`StoreTimeout`, `StoreBusy`, `TransactionAborted`), decided here from Kuzu's message, so no
-    other module reads Kuzu's wording."""
+    other module reads Kuzu's wording. `no_space` says the failure was a write that found the disk full."""
+
+    no_space = False
 
 
 class StoreTimeout(StoreError):
@@ -82,7 +84,14 @@ def store_error(message: str, *, aborted: bool = False) -> StoreError:
     text = message.lower()
     busy = "checkpoint" in text
     timeout = "interrupted" in text or "timeout" in text
-    return _KINDS[(aborted, busy, timeout)](message)
+    error = _KINDS[(aborted, busy, timeout)](message)
+    # Kuzu 0.11.3 reports a failed write as "IO exception: Cannot write to file ... numBytesWritten: N" (with
+    # "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "A full disk".
+    error.no_space = any(marker in text for marker in _SPACE_MARKERS)
+    return error
+
+
+_SPACE_MARKERS = ("cannot write to file", "no space left", "disk quota", "file too large")
 
 
 class Conn:
@@ -273,6 +282,9 @@ class Store:
         self._conns: list[Conn] = []
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
         self.exclusive: Callable[[], AbstractContextManager[Any]] = nullcontext
+        # Set by the daemon (recovery.checkpoint_allowed): False while the disk is too full for a checkpoint,
+        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "A full disk").
+        self.checkpoint_allowed: Callable[[], bool] = lambda: True
         self.fts_available = False
         conn = self.connect()
         try:
@@ -358,6 +370,9 @@ class Store:
 
     def checkpoint(self, conn: Conn | None = None) -> bool:
         """Fold the WAL into the database file. False when open read transactions made it time out."""
+        if not self.checkpoint_allowed():
+            log.warning("checkpoint postponed: too little free disk space")
+            return False
         try:
             with self.exclusive():
                 (conn or self._admin).execute("CHECKPOINT")
@@ -374,6 +389,10 @@ class Store:
         inside the relink of memory. See ARCHITECTURE.md, "Invariants"."""
         if conn.in_transaction or not self.wal_bytes():
             return
+        if not self.checkpoint_allowed():
+            from .errors import NoSpace
+
+            raise NoSpace("too little free disk space to delete safely", hint="free some space, then retry")
         for _ in range(3):
             if self.checkpoint(conn):
                 return

@@ -126,25 +126,39 @@ class MemoryService:
 
     def write(self, conn: Conn, record: dict[str, Any]) -> int:
         """Make one record durable, apply it, index it. Returns its journal seq."""
-        with conn.transaction(deletes=record.get("op") in DELETING_RECORDS):
-            seq = self._journal_and_apply(conn, record)
+        mark = self.journal.mark()
+        try:
+            with conn.transaction(deletes=record.get("op") in DELETING_RECORDS):
+                seq = self._journal_and_apply(conn, record)
+        except BaseException:
+            # Also a COMMIT that failed (a full disk): the answer is an error, so the record must not stay.
+            self._unjournal(mark)
+            raise
         self._index_record(record)
         return seq
 
     def _journal_and_apply(self, conn: Conn, record: dict[str, Any]) -> int:
         record = {"at": time.time(), **record}
+        mark = self.journal.mark()
         seq, offset = self.journal.append(record)
         try:
             model.apply(conn, record)
             self._set_position(conn, seq, offset)
         except BaseException:
-            # The record is in the journal but not in the graph: void it, or a replay would resurrect it.
-            try:
-                self.journal.append({"op": "void", "void": seq})
-            except Exception:
-                log.exception("memory journal: could not void record %d", seq)
+            self._unjournal(mark)
             raise
         return seq
+
+    def _unjournal(self, mark: tuple[int, int]) -> None:
+        """A record is in the journal but its transaction failed: cut it off again (needs no disk space);
+        failing that, void it, or a replay would resurrect a write that was answered with an error."""
+        seq = self.journal.last_seq
+        if seq <= mark[0] or self.journal.rollback(mark):
+            return
+        try:
+            self.journal.append({"op": "void", "void": seq})
+        except Exception:
+            log.exception("memory journal: could not void record %d", seq)
 
     def submit(self, task: Callable[[Conn], Any]) -> None:
         """Queue work for the writer thread (from a reader)."""

@@ -168,6 +168,8 @@ def _unregister(ctx: Ctx, repo: Repo) -> None:
 def move_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     reg, live = ctx.parts.repos, ctx.parts.live
+    for name in ("repo", "to"):  # found by fuzzing: a NUL byte made realpath raise (internal)
+        safefs.check_path_arg(args[name], name)
     old = os.path.realpath(args["repo"])
     repo = reg.by_root(old) or reg.by_root(os.path.abspath(args["repo"]))
     if repo is None:

@@ -136,8 +136,8 @@ def expected_id(frames: list[bytes]) -> Any:
         return None
     try:
         obj = protocol.unpack(frames[0])
-    except Exception:
-        return None
+    except Exception:  # the daemon still reads the envelope's `id` when it can (skipping the rest)
+        return protocol.peek_id_bytes(frames[0])
     return protocol.peek_id(obj)
 
 
