@@ -299,11 +299,41 @@ def lookup_scope(
     bound = bindings.names.get(name)
     if bound is not None:
         return index.settle(bound)
+    if not imported_here:
+        alias = module_alias(index, rules, path, name, 0)
+        if alias is not None:
+            return alias
     for star in bindings.stars:
         found = rules.module_member(star, name, 1)
         if found is not None:
             return found
     return None
+
+
+_ALIAS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def module_alias(index: RepoIndex, rules: LanguageRules, path: str, name: str, hops: int) -> Target | None:
+    """`s = attributes = attrs` at a module's top level: `s` names what `attrs` names there (a function, a
+    class, a module), so `mod.s()`, `from mod import s` and `s()` reach it. Only a plain (dotted) name on the
+    right, every top-level binding of `name` agreeing; bounded and cycle-safe (`a = b`, `b = a`)."""
+    if hops > MAX_HOPS:
+        return None
+    key = ("alias", path, name)
+    if key in index.memo:
+        return index.memo[key]  # type: ignore[return-value]
+    index.memo[key] = None
+    table = index.tables.get(path)
+    exprs = {t.expr for t in table.facts.types if t.scope is None and t.kind == "var" and t.name == name} if table else set()
+    found: Target | None = None
+    if table is not None and len(exprs) == 1:
+        expr = exprs.pop()
+        if expr != name and _ALIAS.fullmatch(expr):
+            target = resolve_dotted(index, rules, table, None, expr)
+            if target is not None and target.kind in {"symbol", "module"}:
+                found = Target(target.kind, target.path, target.symbol, max(hops + 1, target.hops), via=target.via)
+    index.memo[key] = found
+    return found
 
 
 def resolve_dotted(
