@@ -10,7 +10,7 @@ import-bound           a bare name bound by an import (directly, or via re-expor
 constructor            any of the above (or `new`) landing on a class -> the class      0.95
 receiver               self/this/cls: the enclosing class, then its bases               0.95 / 0.9
 receiver (super)       super().m() / super.m(): the bases only; super(...) in JS ->     0.9
-                       the base constructor, or the base class when it has none
+                       the base class (constructors stand for their class)
 receiver (made)        Foo().m() / new Foo().m(): m on class Foo and its bases          0.9
 inferred               a receiver typed by the scope's type environment (types.py):    0.9 / 0.85
                        constructors, annotated or obvious returns, fluent chains,
@@ -142,13 +142,14 @@ def _resolve_one(
         cls = enclosing_class(table, call.caller)
         if cls is None:
             return [], raw
+        if name == "constructor" == rules.constructor_name:
+            # JS/TS `super(...)` constructs the base: it lands on the base class, as `new Base()` does (a
+            # constructor stands for its class), whether or not the base writes a constructor.
+            base = first_base(index, rules, path, cls)
+            return ([(base[0], base[1], "constructor", 0.9)], "") if base is not None else ([], raw)
         hit = class_member(index, rules, path, cls, name, skip_self=True)
         if hit is not None:
             return [(hit[0], hit[1], "receiver", 0.9)], ""
-        if name == rules.constructor_name:  # JS super(...) with no explicit base constructor
-            base = first_base(index, rules, path, cls)
-            if base is not None:
-                return [(base[0], base[1], "constructor", 0.9)], ""
         return [], raw
     if head in rules.builtin_receivers and lookup_scope(index, rules, table, call.caller, head) is None:
         return [], ""
@@ -291,6 +292,9 @@ def lookup_scope(
             if name in local_imports.get(scope, ()):
                 imported_here = True  # imported inside this function: the import binds it, not a top-level def
                 break
+            alias = scope_alias(index, rules, table, scope, name)
+            if alias is not None:
+                return alias
         scope = sym.parent
     hit = None if imported_here else table.top(name)
     if hit is not None:
@@ -300,7 +304,7 @@ def lookup_scope(
     if bound is not None:
         return index.settle(bound)
     if not imported_here:
-        alias = module_alias(index, rules, path, name, 0)
+        alias = scope_alias(index, rules, table, None, name)
         if alias is not None:
             return alias
     for star in bindings.stars:
@@ -313,27 +317,43 @@ def lookup_scope(
 _ALIAS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
-def module_alias(index: RepoIndex, rules: LanguageRules, path: str, name: str, hops: int) -> Target | None:
-    """`s = attributes = attrs` at a module's top level: `s` names what `attrs` names there (a function, a
-    class, a module), so `mod.s()`, `from mod import s` and `s()` reach it. Only a plain (dotted) name on the
-    right, every top-level binding of `name` agreeing; bounded and cycle-safe (`a = b`, `b = a`)."""
+def scope_alias(
+    index: RepoIndex, rules: LanguageRules, table: FileTable, scope: str | None, name: str, hops: int = 0
+) -> Target | None:
+    """`s = attributes = attrs` at a module's top level, `_len = cell_len` in a function: `s` names what
+    `attrs` names there (a function, a class, a module), so `s()`, `mod.s()` and `from mod import s` reach
+    it. Only a plain (dotted) name on the right, every binding of `name` in that scope agreeing, none declared;
+    bounded and cycle-safe (`a = b`, `b = a`)."""
+    from nexusd.resolve.types import env_table
+
     if hops > MAX_HOPS:
         return None
-    key = ("alias", path, name)
+    types = env_table(index, table.facts.path)
+    entry = types.vars.get((scope, name))
+    if entry is None or entry[0] or (scope, name) in types.shadows:
+        return None
+    exprs = {expr for expr, _ in entry[1]}
+    if len(exprs) != 1:
+        return None
+    expr = exprs.pop()
+    if expr == name or not _ALIAS.fullmatch(expr):
+        return None
+    key = ("alias", table.facts.path, scope, name)
     if key in index.memo:
         return index.memo[key]  # type: ignore[return-value]
     index.memo[key] = None
-    table = index.tables.get(path)
-    exprs = {t.expr for t in table.facts.types if t.scope is None and t.kind == "var" and t.name == name} if table else set()
     found: Target | None = None
-    if table is not None and len(exprs) == 1:
-        expr = exprs.pop()
-        if expr != name and _ALIAS.fullmatch(expr):
-            target = resolve_dotted(index, rules, table, None, expr)
-            if target is not None and target.kind in {"symbol", "module"}:
-                found = Target(target.kind, target.path, target.symbol, max(hops + 1, target.hops), via=target.via)
+    target = resolve_dotted(index, rules, table, scope, expr)
+    if target is not None and target.kind in {"symbol", "module"}:
+        found = Target(target.kind, target.path, target.symbol, max(hops + 1, target.hops), via=target.via)
     index.memo[key] = found
     return found
+
+
+def module_alias(index: RepoIndex, rules: LanguageRules, path: str, name: str, hops: int) -> Target | None:
+    """A module's top-level alias (`scope_alias` at scope None), for module membership."""
+    table = index.tables.get(path)
+    return scope_alias(index, rules, table, None, name, hops) if table is not None else None
 
 
 def resolve_dotted(

@@ -488,13 +488,18 @@ def _repo_miss(index: RepoIndex, target: Target) -> bool:
     return head in index.tables
 
 
-def env_names(index: RepoIndex, path: str) -> set[str]:
-    """Names some scope of `path` binds (a receiver whose head is not one needs no environment)."""
+def env_table(index: RepoIndex, path: str) -> TypeTable:
+    """The type facts of `path`, grouped (memoised per index generation)."""
     key = ("types", path)
     found = index.memo.get(key)
     if found is None:
         found = index.memo[key] = TypeTable(index, path)
-    return found.names  # type: ignore[attr-defined,no-any-return]
+    return found  # type: ignore[return-value]
+
+
+def env_names(index: RepoIndex, path: str) -> set[str]:
+    """Names some scope of `path` binds (a receiver whose head is not one needs no environment)."""
+    return env_table(index, path).names
 
 
 def receiver_value(index: RepoIndex, rules: LanguageRules, path: str, call: CallFact) -> Value | None:
