@@ -78,12 +78,24 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
     module_id = index.symbol_id(path, module) if module is not None else ""
     ids: dict[str | None, str] = {None: module_id}
     seen: set[tuple[str, str, int]] = set()
+    twins = _same_name_scopes(table)
     for call in table.facts.calls:
-        src_id = ids.get(call.caller)
-        if src_id is None:
-            sym = table.by_qn.get(call.caller or "")
-            src_id = index.symbol_id(path, sym) if sym is not None else module_id
-            ids[call.caller] = src_id
+        same = twins.get(call.caller) if twins and call.caller else None
+        if same is not None:
+            # two definitions share this qualified name (`{formatError() {}}` twice in one function, an
+            # overload and its body): the call belongs to the innermost one whose lines hold it
+            holder = min(
+                (s for s in same if s.start_line <= call.line <= s.end_line),
+                key=lambda s: s.end_line - s.start_line,
+                default=table.by_qn.get(call.caller or ""),
+            )
+            src_id = index.symbol_id(path, holder) if holder is not None else module_id
+        else:
+            known = ids.get(call.caller)
+            if known is None:
+                sym = table.by_qn.get(call.caller or "")
+                known = ids[call.caller] = index.symbol_id(path, sym) if sym is not None else module_id
+            src_id = known
         found, raw = _resolve_one(index, rules, table, call)
         if not found:
             if raw:
@@ -101,6 +113,14 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
 
 
 _Found = list[tuple[str, SymbolFact, str, float]]
+
+
+def _same_name_scopes(table: FileTable) -> dict[str, list[SymbolFact]]:
+    """Qualified names that more than one symbol of the file carries, with those symbols."""
+    by_qn: dict[str, list[SymbolFact]] = {}
+    for sym in table.facts.symbols:
+        by_qn.setdefault(sym.qualified_name, []).append(sym)
+    return {qn: syms for qn, syms in by_qn.items() if len(syms) > 1}
 
 
 def _resolve_one(

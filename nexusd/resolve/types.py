@@ -78,6 +78,14 @@ class Value:
 
 
 EXTERNAL = Value("external")
+# A builtin container (`list`, `Array`, `Map`...) is external, but what its methods return may be an element, an
+# object of the repository: `xs.pop().save()` is unknown, not external (its site counts against a verdict).
+CONTAINER_CLASS = Value("external", "container-class")
+CONTAINER = Value("external", "container")
+CONTAINER_METHOD = Value("external", "container-method")
+_CONTAINER_NAMES = frozenset(
+    "list dict set frozenset tuple Array Map Set WeakMap WeakSet".split()
+)
 _Bindings = dict[tuple[str | None, str], tuple[list[tuple[str, str | None]], list[tuple[str, str | None]]]]
 
 
@@ -189,7 +197,10 @@ class Evaluator:
             return None
         target = resolve_dotted(self.index, self.rules, table, scope, dotted)
         if target is None:
-            return EXTERNAL if dotted.split(".", 1)[0] in builtin_types(self.rules) else None
+            head = dotted.split(".", 1)[0]
+            if head not in builtin_types(self.rules):
+                return None
+            return CONTAINER if head in _CONTAINER_NAMES else EXTERNAL
         if target.kind == "external":
             return None if _repo_miss(self.index, target) else EXTERNAL
         if target.kind == "symbol" and target.symbol is not None and target.symbol.kind in TYPE_KINDS:
@@ -236,6 +247,8 @@ class Evaluator:
             return self.target(found, depth)
         target = lookup_scope(index, self.rules, table, scope, name)
         if target is None:
+            if name in _CONTAINER_NAMES and name in builtin_types(self.rules):
+                return CONTAINER_CLASS
             return EXTERNAL if name in builtin_types(self.rules) else None
         return self.target(target, depth)
 
@@ -299,7 +312,7 @@ class Evaluator:
     # ---- steps ---------------------------------------------------------------------------------------
     def attr(self, value: Value, name: str, depth: int) -> Value | None:
         if value.kind == "external":
-            return EXTERNAL
+            return CONTAINER_METHOD if value.path == "container" else EXTERNAL
         if value.kind == "target":
             target = value.target
             if target is None:
@@ -339,7 +352,9 @@ class Evaluator:
 
     def call(self, value: Value, depth: int) -> Value | None:
         if value.kind == "external":
-            return EXTERNAL
+            if value.path == "container-method":
+                return None  # maybe an element: unknown
+            return CONTAINER if value.path == "container-class" else EXTERNAL
         if value.kind == "method":
             return self.returns(value.path, value.sym, value.owner, depth) if value.sym is not None else None
         if value.kind == "instance":

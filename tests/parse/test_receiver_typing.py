@@ -574,3 +574,32 @@ def test_ts_callback_parameters_unknown_stay_unknown(tmp_path: Path) -> None:
     }
     repo = Repo(tmp_path, files)
     assert typed(repo, "src/use.ts") == set()
+
+
+def test_what_a_builtin_containers_method_returns_is_unknown_not_external(tmp_path: Path) -> None:
+    files = {
+        "models.py": TWO_GOES,
+        "use.py": (
+            "from models import A\n"
+            "def run(items: list[A], names: str):\n"
+            "    items.append(A())\n"  # a method of the container itself: external
+            "    items.pop().go()\n"  # maybe an element, an object of the repository: unknown
+            "    names.upper().go()\n"  # a str method returns a builtin: external
+        ),
+        "use.ts": (
+            "import { A } from './models';\n"
+            "export function run(queue: A[]) {\n"
+            "  queue.push(new A());\n"
+            "  queue.shift()!.go();\n"
+            "}\n"
+        ),
+        "models.ts": TS_TWO_GOES,
+    }
+    repo = Repo(tmp_path, files)
+    for path, unknown in (("use.py", ["items.pop().go"]), ("use.ts", ["<expr>.go"])):
+        res = repo.index.resolve_file(path)
+        marked = [
+            (raw, ext) for src, raws in res.unresolved.items() for raw, (_, ext) in zip(raws, res.sites[src], strict=True)
+        ]
+        assert sorted(raw for raw, ext in marked if not ext) == unknown, path
+        assert all(ext for raw, ext in marked if raw not in unknown), path
