@@ -10,7 +10,7 @@ import-bound           a bare name bound by an import (directly, or via re-expor
 constructor            any of the above (or `new`) landing on a class -> the class      0.95
 receiver               self/this/cls: the enclosing class, then its bases               0.95 / 0.9
 receiver (super)       super().m() / super.m(): the bases only; super(...) in JS ->     0.9
-                       the base class (constructors stand for their class)
+                       the base constructor, or the base class when it has none
 receiver (made)        Foo().m() / new Foo().m(): m on class Foo and its bases          0.9
 inferred               a receiver typed by the scope's type environment (types.py):    0.9 / 0.85
                        constructors, annotated or obvious returns, fluent chains,
@@ -162,14 +162,13 @@ def _resolve_one(
         cls = enclosing_class(table, call.caller)
         if cls is None:
             return [], raw
-        if name == "constructor" == rules.constructor_name:
-            # JS/TS `super(...)` constructs the base: it lands on the base class, as `new Base()` does (a
-            # constructor stands for its class), whether or not the base writes a constructor.
-            base = first_base(index, rules, path, cls)
-            return ([(base[0], base[1], "constructor", 0.9)], "") if base is not None else ([], raw)
         hit = class_member(index, rules, path, cls, name, skip_self=True)
         if hit is not None:
             return [(hit[0], hit[1], "receiver", 0.9)], ""
+        if name == rules.constructor_name:  # JS super(...) with no explicit base constructor
+            base = first_base(index, rules, path, cls)
+            if base is not None:
+                return [(base[0], base[1], "constructor", 0.9)], ""
         return [], raw
     if head in rules.builtin_receivers and lookup_scope(index, rules, table, call.caller, head) is None:
         return [], ""

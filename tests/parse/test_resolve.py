@@ -152,7 +152,7 @@ def test_typescript_resolution(tmp_path: Path) -> None:
         ("src/base.ts", "import-bound"),
     }
     assert repo.calls("src/app.ts") == {
-        ("App.constructor", "ts:class:src/base.ts:Base", "constructor"),
+        ("App.constructor", "ts:method:src/base.ts:Base.constructor", "receiver"),
         ("App.name", "ts:method:src/base.ts:Base.name", "receiver"),
         ("App.name", "ts:function:src/lib/math.ts:add", "import-bound"),
         ("App.run", "ts:function:src/lib/math.ts:mul", "import-bound"),
