@@ -275,6 +275,9 @@ def render_impact(r: dict[str, Any]) -> str:
             reasons.append(f"{r['belowMinConfidence']} callers are under the confidence floor")
         if r.get("timeBound"):
             reasons.append("the walk was cut by its time bound")
+        if r.get("parseErrorFileCount"):
+            files = ", ".join(r.get("parseErrorFiles", [])[:3])
+            reasons.append(f"{r['parseErrorFileCount']} files in scope did not parse cleanly ({files})")
         lines.append("lower bound: " + ("; ".join(reasons) or "callers may be missing"))
         for ex in r.get("unresolvedExamples", []):
             where = f"{ex['path']}:{ex['line']}" if ex.get("line") else ex.get("path", "")

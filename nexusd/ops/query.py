@@ -223,7 +223,8 @@ def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "What could break if a symbol changes: every caller within `depth` hops (default 3), with the shortest path "
         "to each, the `via` symbol, path confidence (product of edge confidences), the true total beside the page, "
         "and `completeness`: `complete`, or `lower_bound` with the count of unresolved calls in scope that could "
-        "hide more callers (at any depth of the walk) and where the first of them are (path, line, caller)."
+        "hide more callers (at any depth of the walk) and where the first of them are (path, line, caller); "
+        "`incompleteBecause` says why (unresolved calls, the confidence floor, files in scope that did not parse)."
     ),
     args=schema(
         {

@@ -287,6 +287,7 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
 
     facts.symbols.append(_module_symbol(facts, data))
     spans = _build_symbols(facts, hooks, data, defs)
+    spans = _drop_rebindings(facts, spans)
     _attach_calls(facts, calls, spans)
     if types:
         # A name bound to a value (`x = A()`, `const c = new Client()`) is a symbol, but not a scope of the type
@@ -391,6 +392,24 @@ def _build_symbols(
 
 
 _STUB_KINDS = frozenset({"function", "method"})
+_REBOUND_KINDS = frozenset({"class", "function"})
+
+
+def _drop_rebindings(facts: FileFacts, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`Attribute = _add_hash(Attribute)`, `f = wraps(g)(f)`: a value binding that rebinds a class or function
+    of the same file and name is that definition, decorated by hand, not a new symbol. Left as a symbol it
+    would share the definition's qualified name (and take its calls and callers); dropped, its initialiser's
+    calls belong to the scope around it, like any module-level statement. `spans` follow `facts.symbols`
+    after the module symbol, one for one (`_build_symbols`)."""
+    defined = {s.qualified_name for s in facts.symbols if s.kind in _REBOUND_KINDS}
+    if not any(s.kind in _VALUE_KINDS and s.qualified_name in defined for s in facts.symbols):
+        return spans
+    module, defs = facts.symbols[:1], facts.symbols[1:]
+    if len(defs) != len(spans):
+        return spans
+    kept = [(sym, sp) for sym, sp in zip(defs, spans, strict=True) if not (sym.kind in _VALUE_KINDS and sym.qualified_name in defined)]
+    facts.symbols[:] = module + [sym for sym, _ in kept]
+    return [sp for _, sp in kept]
 
 
 def _mark_overloads(facts: FileFacts, stubs: list[SymbolFact]) -> None:

@@ -339,25 +339,89 @@ def _returns(fn: Node) -> list[TypeFact]:
     return [TypeFact("return", None, "", annotation(text(declared.named_children[0]), "this", promise=True))]
 
 
-def _params(fn: Node) -> list[TypeFact]:
+def _param_nodes(fn: Node) -> list[Node]:
+    """A function's parameters in order, a TS `this` parameter left out (it takes no argument)."""
     params = fn.child_by_field_name("parameters")
+    if params is None:
+        single = fn.child_by_field_name("parameter")  # `x => ...`
+        return [single] if single is not None else []
+    out = []
+    for param in params.named_children:
+        if param.type in {"comment", "decorator"}:
+            continue
+        pattern = param.child_by_field_name("pattern")
+        if pattern is not None and pattern.type == "this":
+            continue
+        out.append(param)
+    return out
+
+
+def _function_type(declared: Node | None) -> Node | None:
+    """The function type an annotation names: `(a: A) => R`, also parenthesised or `| undefined`."""
+    node = declared.named_children[0] if declared is not None and declared.named_child_count else None
+    for _ in range(4):
+        if node is None:
+            return None
+        if node.type == "function_type":
+            return node
+        if node.type == "parenthesized_type":
+            node = node.named_children[0] if node.named_child_count else None
+        elif node.type == "union_type":
+            kinds = [c for c in node.named_children if text(c) not in {"undefined", "null", "void"}]
+            node = kinds[0] if len(kinds) == 1 else None
+        else:
+            return None
+    return None
+
+
+def _callback_site(fn: Node) -> str | None:
+    """For an anonymous function given as an argument, `callee~i` (the callee as an expression, `i` the
+    argument's position), else None: its untyped parameters take the types the callee declares for them."""
+    args = fn.parent
+    call = args.parent if args is not None and args.type == "arguments" else None
+    if args is None or call is None or call.type not in {"call_expression", "new_expression"}:
+        return None
+    callee = call.child_by_field_name("function" if call.type == "call_expression" else "constructor")
+    head = es_expr(callee)
+    if not head or head == "?" or "~" in head or "{" in head:
+        return None
+    position = [c for c in args.named_children if c.type != "comment"].index(fn)
+    return f"{head}~{position}"
+
+
+def _params(fn: Node) -> list[TypeFact]:
     out: list[TypeFact] = []
-    for param in params.named_children if params is not None else []:
+    site = _callback_site(fn) if fn.type in _ANON_FUNCTIONS and not _is_symbol_function(fn) else None
+    for position, param in enumerate(_param_nodes(fn)):
         if param.type in {"required_parameter", "optional_parameter"}:
             pattern = param.child_by_field_name("pattern")
             declared = param.child_by_field_name("type")
-            if pattern is None or pattern.type != "identifier":
-                out.extend(TypeFact("var", None, n) for n in _es_names(pattern))
-                continue
-            name = text(pattern)
-            if name == "this":
-                continue
-            expr = annotation(text(declared.named_children[0]), "this") if declared is not None and declared.named_child_count else "?"
-            out.append(TypeFact("var", None, name, expr))
-            if expr != "?" and any(c.type in {"accessibility_modifier", "readonly"} for c in param.children):
-                out.append(TypeFact("field", None, name, expr))  # a parameter property
+        elif param.type == "identifier":
+            pattern, declared = param, None
         else:
             out.extend(TypeFact("var", None, n) for n in _es_names(param))
+            continue
+        if pattern is None or pattern.type != "identifier":
+            out.extend(TypeFact("var", None, n) for n in _es_names(pattern))
+            continue
+        name = text(pattern)
+        if declared is not None and declared.named_child_count:
+            expr = annotation(text(declared.named_children[0]), "this")
+            callback = _function_type(declared)
+            if callback is not None:  # what a callback given here receives: `init: (s: Subscriber<R>) => void`
+                for inner, cb_param in enumerate(_param_nodes(callback)):
+                    cb_type = cb_param.child_by_field_name("type")
+                    if cb_type is not None and cb_type.named_child_count:
+                        cb_expr = annotation(text(cb_type.named_children[0]), "this")
+                        if cb_expr != "?":
+                            out.append(TypeFact("callback", None, f"{position}:{inner}", cb_expr))
+        elif site is not None and param.type != "optional_parameter":
+            expr = f"{site}:{position}"  # typed by the callee's declaration of this callback (types.py)
+        else:
+            expr = "?"
+        out.append(TypeFact("var", None, name, expr))
+        if expr != "?" and "~" not in expr and any(c.type in {"accessibility_modifier", "readonly"} for c in param.children):
+            out.append(TypeFact("field", None, name, expr))  # a parameter property
     return out
 
 

@@ -332,10 +332,11 @@ def impact(req: Req, target: Sym) -> dict[str, Any]:
     if tests != "include":
         out["tests"] = tests
         out["allCallers"] = len(reached)
-    out.update(completeness(snap, target, reached, depth, below))
+    out.update(completeness(snap, target, reached, depth, below, broken_files(req)))
     if timed_out:
         out["completeness"] = "lower_bound"
         out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
+        out.setdefault("incompleteBecause", []).append("time-bound")
     if cut:
         out["truncated"] = cut
     return out
@@ -346,17 +347,44 @@ SCOPE_TEXT = (
     "whose receiver is untyped (`x.name()`, `self.name()`), anywhere in the repository, when that symbol is a "
     "method or an object-literal member; and unresolved calls of that name held by symbols in that symbol's file "
     "or in files importing it (or its package __init__), for any symbol. Calls whose head is bound outside the "
-    "repository cannot reach it and are not counted"
+    "repository cannot reach it and are not counted. A file that did not parse cleanly, among those files or "
+    "holding a caller, may hide calls or credit them to the wrong definition: it makes the answer a lower bound"
 )
 MEMBER_KINDS = frozenset({"method", "property_function"})
 EXAMPLES_MAX = 20
 
 
+_BROKEN: dict[tuple[str, int], frozenset[str]] = {}  # (repository, graph version) -> paths with syntax errors
+
+
+def broken_files(req: Req) -> frozenset[str]:
+    """Paths of the repository whose last parse reported a syntax error (one File scan per graph version)."""
+    key = (req.snap.repo_id, req.snap.version)
+    found = _BROKEN.get(key)
+    if found is None:
+        rows = req.conn.rows(
+            "MATCH (f:File) WHERE f.repoId = $r AND f.diagnostics CONTAINS 'syntax-error' RETURN f.path",
+            {"r": req.snap.repo_id},
+        )
+        found = frozenset(r[0] for r in rows)
+        if len(_BROKEN) > 64:
+            _BROKEN.clear()
+        _BROKEN[key] = found
+    return found
+
+
 def completeness(
-    snap: Snapshot, target: Sym, reached: list[Reached], depth: int, below: set[str] | None = None
+    snap: Snapshot,
+    target: Sym,
+    reached: list[Reached],
+    depth: int,
+    below: set[str] | None = None,
+    broken: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """`complete`, or `lower_bound` with the unresolved call sites that could reach a symbol whose callers the
-    walk looked for (the target and every caller short of the last hop), so a miss at any depth is seen."""
+    walk looked for (the target and every caller short of the last hop), so a miss at any depth is seen; and
+    why (`incompleteBecause`): unresolved calls in scope, callers cut by --min-confidence, files in scope that
+    did not parse."""
     expanded = [target, *(r.sym for r in reached if r.depth < depth)]
     by_name: dict[str, list[Sym]] = {}
     for sym in expanded:
@@ -398,14 +426,29 @@ def completeness(
     hits.sort()
     # Callers left out by --min-confidence (and not reached another way) are callers the answer does not show.
     excluded = len((below or set()) - {r.sym.id for r in reached} - {target.id})
-    complete = not hits and not excluded
+    damaged: list[str] = []
+    if broken:
+        in_scope = {r.sym.path for r in reached}
+        for sym in expanded:
+            in_scope |= scope_files(sym.path)
+        damaged = sorted(in_scope & broken)
+    complete = not hits and not excluded and not damaged
     out: dict[str, Any] = {"completeness": "complete" if complete else "lower_bound", "unresolvedInScope": len(hits)}
+    reasons = []
     if hits:
+        reasons.append("unresolved-calls")
         out["unresolvedExamples"] = [
             {"in": key, "call": call, "path": path, "line": line} for key, line, call, path in hits[:EXAMPLES_MAX]
         ]
     if excluded:
+        reasons.append("below-min-confidence")
         out["belowMinConfidence"] = excluded
+    if damaged:
+        reasons.append("parse-errors")
+        out["parseErrorFiles"] = damaged[:EXAMPLES_MAX]
+        out["parseErrorFileCount"] = len(damaged)
+    if reasons:
+        out["incompleteBecause"] = reasons
     out["unresolvedOutOfScope"] = elsewhere
     out["scope"] = SCOPE_TEXT
     return out

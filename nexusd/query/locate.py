@@ -9,7 +9,9 @@ found here, in tiers, each result saying which tier matched it:
                normalize_params, NormalizeParams)
     fulltext   every word appears in the qualified name, path, signature or the first words of the doc
 Within a tier the order is fixed: first how closely the name matches the query words (`closeness`: every word
-present, nothing extra, in order), then kind (class, function, method, ... module), non-test files first, shorter
+present, nothing extra, in order), then definitions a module or class offers before ones local to a function
+body, then the most called first (call sites in the graph: among same-named definitions the one the code uses
+most is the likeliest one meant), then kind (class, function, method, ... module), non-test files first, shorter
 path, then the semantic key; so the same query on the same graph always answers the same list.
 """
 
@@ -57,7 +59,7 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[lis
     words = tuple(split_identifier(q))
 
     def order(sym: Sym) -> tuple[Any, ...]:
-        return (*closeness(sym.name, words), *snap.rank_key(sym))
+        return (*closeness(sym.name, words), _local(snap, sym), -len(snap.calls_in.get(sym.id, ())), *snap.rank_key(sym))
 
     for tier, syms in _tiers(snap, q, info):
         ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=order)
@@ -68,6 +70,16 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[lis
             info["exhausted"] = False  # later tiers were not computed: the total is at least len(out)
             break
     return out, info
+
+
+_SCOPES = frozenset({"function", "method", "property_function", "constant", "variable"})
+
+
+def _local(snap: Snapshot, sym: Sym) -> bool:
+    """A definition inside a function's body (a helper closure, a class made in a test) is local: found only
+    after the definitions a module or a class offers."""
+    parent = snap.by_id.get(sym.parent) if sym.parent else None
+    return parent is not None and parent.kind in _SCOPES
 
 
 @functools.lru_cache(maxsize=65_536)

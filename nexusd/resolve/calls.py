@@ -78,12 +78,24 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
     module_id = index.symbol_id(path, module) if module is not None else ""
     ids: dict[str | None, str] = {None: module_id}
     seen: set[tuple[str, str, int]] = set()
+    twins = _same_name_scopes(table)
     for call in table.facts.calls:
-        src_id = ids.get(call.caller)
-        if src_id is None:
-            sym = table.by_qn.get(call.caller or "")
-            src_id = index.symbol_id(path, sym) if sym is not None else module_id
-            ids[call.caller] = src_id
+        same = twins.get(call.caller) if twins and call.caller else None
+        if same is not None:
+            # two definitions share this qualified name (`{formatError() {}}` twice in one function, an
+            # overload and its body): the call belongs to the innermost one whose lines hold it
+            holder = min(
+                (s for s in same if s.start_line <= call.line <= s.end_line),
+                key=lambda s: s.end_line - s.start_line,
+                default=table.by_qn.get(call.caller or ""),
+            )
+            src_id = index.symbol_id(path, holder) if holder is not None else module_id
+        else:
+            known = ids.get(call.caller)
+            if known is None:
+                sym = table.by_qn.get(call.caller or "")
+                known = ids[call.caller] = index.symbol_id(path, sym) if sym is not None else module_id
+            src_id = known
         found, raw = _resolve_one(index, rules, table, call)
         if not found:
             if raw:
@@ -101,6 +113,14 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
 
 
 _Found = list[tuple[str, SymbolFact, str, float]]
+
+
+def _same_name_scopes(table: FileTable) -> dict[str, list[SymbolFact]]:
+    """Qualified names that more than one symbol of the file carries, with those symbols."""
+    by_qn: dict[str, list[SymbolFact]] = {}
+    for sym in table.facts.symbols:
+        by_qn.setdefault(sym.qualified_name, []).append(sym)
+    return {qn: syms for qn, syms in by_qn.items() if len(syms) > 1}
 
 
 def _resolve_one(
@@ -291,6 +311,9 @@ def lookup_scope(
             if name in local_imports.get(scope, ()):
                 imported_here = True  # imported inside this function: the import binds it, not a top-level def
                 break
+            alias = scope_alias(index, rules, table, scope, name)
+            if alias is not None:
+                return alias
         scope = sym.parent
     hit = None if imported_here else table.top(name)
     if hit is not None:
@@ -299,11 +322,57 @@ def lookup_scope(
     bound = bindings.names.get(name)
     if bound is not None:
         return index.settle(bound)
+    if not imported_here:
+        alias = scope_alias(index, rules, table, None, name)
+        if alias is not None:
+            return alias
     for star in bindings.stars:
         found = rules.module_member(star, name, 1)
         if found is not None:
             return found
     return None
+
+
+_ALIAS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def scope_alias(
+    index: RepoIndex, rules: LanguageRules, table: FileTable, scope: str | None, name: str, hops: int = 0
+) -> Target | None:
+    """`s = attributes = attrs` at a module's top level, `_len = cell_len` in a function: `s` names what
+    `attrs` names there (a function, a class, a module), so `s()`, `mod.s()` and `from mod import s` reach
+    it. Only a plain (dotted) name on the right, every binding of `name` in that scope agreeing, none declared;
+    bounded and cycle-safe (`a = b`, `b = a`)."""
+    from nexusd.resolve.types import env_table
+
+    if hops > MAX_HOPS:
+        return None
+    types = env_table(index, table.facts.path)
+    entry = types.vars.get((scope, name))
+    if entry is None or entry[0] or (scope, name) in types.shadows:
+        return None
+    exprs = {expr for expr, _ in entry[1]}
+    if len(exprs) != 1:
+        return None
+    expr = exprs.pop()
+    if expr == name or not _ALIAS.fullmatch(expr):
+        return None
+    key = ("alias", table.facts.path, scope, name)
+    if key in index.memo:
+        return index.memo[key]  # type: ignore[return-value]
+    index.memo[key] = None
+    found: Target | None = None
+    target = resolve_dotted(index, rules, table, scope, expr)
+    if target is not None and target.kind in {"symbol", "module"}:
+        found = Target(target.kind, target.path, target.symbol, max(hops + 1, target.hops), via=target.via)
+    index.memo[key] = found
+    return found
+
+
+def module_alias(index: RepoIndex, rules: LanguageRules, path: str, name: str, hops: int) -> Target | None:
+    """A module's top-level alias (`scope_alias` at scope None), for module membership."""
+    table = index.tables.get(path)
+    return scope_alias(index, rules, table, None, name, hops) if table is not None else None
 
 
 def resolve_dotted(

@@ -230,6 +230,11 @@ class PythonRules(LanguageRules):
             sub = self._file_for_dir_or_module(f"{posixpath.dirname(path)}/{name}")
             if sub is not None:
                 return Target("module", sub, None, hops)
+        from nexusd.resolve.calls import module_alias
+
+        alias = module_alias(self.index, self, path, name, hops)
+        if alias is not None:
+            return alias
         for star in bindings.stars:
             if star != path:
                 found = self.module_member(star, name, hops + 1)

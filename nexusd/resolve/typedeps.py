@@ -50,6 +50,9 @@ def _bound_name(fact: TypeFact, classes: set[str]) -> str | None:
     """The name a binding types, as other files would mention it (None: local to a function)."""
     if fact.kind in {"field", "property"}:
         return fact.name
+    if fact.kind == "callback" and fact.scope:  # what a function declares its callbacks receive
+        parts = fact.scope.rsplit(".", 2)
+        return parts[-2] if parts[-1] in {"constructor", "__init__"} and len(parts) > 1 else parts[-1]
     if fact.kind == "decorated" or (fact.kind == "var" and (fact.scope is None or fact.scope in classes)):
         return fact.name
     return None

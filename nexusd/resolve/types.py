@@ -48,7 +48,7 @@ MAX_DEPTH = 12  # nested evaluations (a variable typed by a call typed by a retu
 DECLARED_CONFIDENCE = 0.9
 INFERRED_CONFIDENCE = 0.85
 TYPE_KINDS = frozenset({"class", "interface"})
-_TOKEN = re.compile(r"\{[^}]*\}|\(\)|\.[^.(]+|[^.(]+")
+_TOKEN = re.compile(r"\{[^}]*\}|\(\)|~\d+:\d+|\.[^.(~]+|[^.(~]+")
 
 
 @dataclass(slots=True, frozen=True)
@@ -78,6 +78,14 @@ class Value:
 
 
 EXTERNAL = Value("external")
+# A builtin container (`list`, `Array`, `Map`...) is external, but what its methods return may be an element, an
+# object of the repository: `xs.pop().save()` is unknown, not external (its site counts against a verdict).
+CONTAINER_CLASS = Value("external", "container-class")
+CONTAINER = Value("external", "container")
+CONTAINER_METHOD = Value("external", "container-method")
+_CONTAINER_NAMES = frozenset(
+    "list dict set frozenset tuple Array Map Set WeakMap WeakSet".split()
+)
 _Bindings = dict[tuple[str | None, str], tuple[list[tuple[str, str | None]], list[tuple[str, str | None]]]]
 
 
@@ -85,7 +93,7 @@ class TypeTable:
     """One file's type facts, grouped for lookup: (scope, name) -> (declared, inferred) expressions, each
     with the scope it is evaluated in."""
 
-    __slots__ = ("vars", "shadows", "decorated", "returns", "fields", "properties", "names")
+    __slots__ = ("vars", "shadows", "decorated", "returns", "fields", "properties", "names", "callbacks")
 
     def __init__(self, index: RepoIndex, path: str) -> None:
         self.vars: _Bindings = {}
@@ -95,6 +103,7 @@ class TypeTable:
         self.fields: _Bindings = {}  # (class qualified name, field) -> expressions
         self.properties: set[tuple[str, str]] = set()  # (class qualified name, getter name)
         self.names: set[str] = set()  # every name bound in some scope of the file
+        self.callbacks: _Bindings = {}  # (function, "i:j") -> what parameter j of a callback given as argument i is
         table = index.tables.get(path)
         if table is None:
             return
@@ -127,6 +136,8 @@ class TypeTable:
                     _add(self.fields, (cls.qualified_name, fact.name), fact.expr, scope)
             elif kind == "return" and scope is not None:
                 _add(self.returns, (scope, ""), fact.expr, scope)
+            elif kind == "callback" and scope is not None:
+                _add(self.callbacks, (scope, fact.name), fact.expr, scope)
 
 
 def _add(table: _Bindings, key: tuple[str | None, str], expr: str, scope: str | None) -> None:
@@ -169,7 +180,12 @@ class Evaluator:
             if value is None:
                 return None
             declared = declared and value.declared
-            value = self.call(value, depth) if token == "()" else self.attr(value, token[1:], depth)
+            if token == "()":
+                value = self.call(value, depth)
+            elif token[0] == "~":
+                value = self.callback_param(value, token[1:], depth)
+            else:
+                value = self.attr(value, token[1:], depth)
         if value is not None and value.declared and not declared:
             value = _with_declared(value, False)  # a step inferred on the way makes the whole inferred
         return value
@@ -181,7 +197,10 @@ class Evaluator:
             return None
         target = resolve_dotted(self.index, self.rules, table, scope, dotted)
         if target is None:
-            return EXTERNAL if dotted.split(".", 1)[0] in builtin_types(self.rules) else None
+            head = dotted.split(".", 1)[0]
+            if head not in builtin_types(self.rules):
+                return None
+            return CONTAINER if head in _CONTAINER_NAMES else EXTERNAL
         if target.kind == "external":
             return None if _repo_miss(self.index, target) else EXTERNAL
         if target.kind == "symbol" and target.symbol is not None and target.symbol.kind in TYPE_KINDS:
@@ -228,6 +247,8 @@ class Evaluator:
             return self.target(found, depth)
         target = lookup_scope(index, self.rules, table, scope, name)
         if target is None:
+            if name in _CONTAINER_NAMES and name in builtin_types(self.rules):
+                return CONTAINER_CLASS
             return EXTERNAL if name in builtin_types(self.rules) else None
         return self.target(target, depth)
 
@@ -291,7 +312,7 @@ class Evaluator:
     # ---- steps ---------------------------------------------------------------------------------------
     def attr(self, value: Value, name: str, depth: int) -> Value | None:
         if value.kind == "external":
-            return EXTERNAL
+            return CONTAINER_METHOD if value.path == "container" else EXTERNAL
         if value.kind == "target":
             target = value.target
             if target is None:
@@ -331,7 +352,9 @@ class Evaluator:
 
     def call(self, value: Value, depth: int) -> Value | None:
         if value.kind == "external":
-            return EXTERNAL
+            if value.path == "container-method":
+                return None  # maybe an element: unknown
+            return CONTAINER if value.path == "container-class" else EXTERNAL
         if value.kind == "method":
             return self.returns(value.path, value.sym, value.owner, depth) if value.sym is not None else None
         if value.kind == "instance":
@@ -348,6 +371,29 @@ class Evaluator:
                 return None  # the decorator's wrapper is called, not this body
             return self.returns(target.path, sym, None, depth)
         return None
+
+    def callback_param(self, value: Value, position: str, depth: int) -> Value | None:
+        """`f~i:j`: parameter j of a function given to `f` as argument i, typed by what f declares for it
+        (TS contextual typing: `operate((source, subscriber) => ...)` with `init: (s: Observable<T>,
+        d: Subscriber<R>) => void`). `f` is a function, a method read from a typed receiver, or a class
+        (its constructor)."""
+        this = None
+        if value.kind == "method":
+            path, fn, this = value.path, value.sym, value.owner
+        elif value.kind == "target" and value.target is not None and value.target.kind == "symbol":
+            path, fn = value.target.path, value.target.symbol
+            if fn is not None and fn.kind in TYPE_KINDS:
+                ctor = "__init__" if "python" in self.rules.languages else "constructor"
+                hit = self.member(path, fn, ctor)
+                path, fn = hit if hit is not None else (path, None)
+        else:
+            return None
+        if fn is None or fn.kind not in {"function", "method"}:
+            return None
+        entry = self.types(path).callbacks.get((fn.qualified_name, position))
+        if entry is None:
+            return None
+        return self.binding(path, entry, this, depth, ("callback", path, fn.qualified_name, position))
 
     def returns(self, path: str, fn: SymbolFact | None, this: Value | None, depth: int) -> Value | None:
         if fn is None or fn.kind not in {"function", "method"}:
@@ -457,13 +503,18 @@ def _repo_miss(index: RepoIndex, target: Target) -> bool:
     return head in index.tables
 
 
-def env_names(index: RepoIndex, path: str) -> set[str]:
-    """Names some scope of `path` binds (a receiver whose head is not one needs no environment)."""
+def env_table(index: RepoIndex, path: str) -> TypeTable:
+    """The type facts of `path`, grouped (memoised per index generation)."""
     key = ("types", path)
     found = index.memo.get(key)
     if found is None:
         found = index.memo[key] = TypeTable(index, path)
-    return found.names  # type: ignore[attr-defined,no-any-return]
+    return found  # type: ignore[return-value]
+
+
+def env_names(index: RepoIndex, path: str) -> set[str]:
+    """Names some scope of `path` binds (a receiver whose head is not one needs no environment)."""
+    return env_table(index, path).names
 
 
 def receiver_value(index: RepoIndex, rules: LanguageRules, path: str, call: CallFact) -> Value | None:

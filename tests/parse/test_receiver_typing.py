@@ -516,3 +516,90 @@ def test_javascript_constructors_fields_and_returns(tmp_path: Path) -> None:
     }
     assert ("Service.run", "js:function:lib/db.js:connect", "qualified") in repo.calls("lib/app.js")
     assert repo.unresolved("lib/app.js") == ["q.query"]
+
+
+# ---- a callback's untyped parameters, typed by what the callee declares (TS contextual typing) -----------
+def test_ts_callback_parameters_take_the_callees_declared_types(tmp_path: Path) -> None:
+    files = {
+        "src/models.ts": TS_TWO_GOES,
+        "src/run.ts": (
+            "import { A, B } from './models';\n"
+            "export function withA(init: (this: unknown, first: number, a: A) => void): void {}\n"
+            "export function withMaybeB(init?: ((b: B) => void) | undefined): void {}\n"
+            "export class Box {\n"
+            "  constructor(make: (a: A) => void) {}\n"
+            "  each(fn: (b: B, i: number) => void): void {}\n"
+            "}\n"
+        ),
+        "src/use.ts": (
+            "import { withA, withMaybeB, Box } from './run';\n"
+            "export function viaFunction() {\n"
+            "  withA((n, a) => { a.go(); });\n"  # `this` takes no argument: a is the second parameter
+            "}\n"
+            "export function viaBareArrow() {\n"
+            "  withMaybeB(b => b.go());\n"
+            "}\n"
+            "export function viaConstructorAndMethod() {\n"
+            "  const box = new Box(function (a) { a.go(); });\n"
+            "  box.each((b) => b.go());\n"
+            "}\n"
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert typed(repo, "src/use.ts") == {
+        ("viaFunction", "ts:method:src/models.ts:A.go", "inferred"),
+        ("viaBareArrow", "ts:method:src/models.ts:B.go", "inferred"),
+        ("viaConstructorAndMethod", "ts:method:src/models.ts:A.go", "inferred"),
+        ("viaConstructorAndMethod", "ts:method:src/models.ts:B.go", "inferred"),
+        ("viaConstructorAndMethod", "ts:method:src/run.ts:Box.each", "inferred"),
+    }
+
+
+def test_ts_callback_parameters_unknown_stay_unknown(tmp_path: Path) -> None:
+    files = {
+        "src/models.ts": TS_TWO_GOES,
+        "src/run.ts": (
+            "import { A } from './models';\n"
+            "export function untyped(init: (a) => void): void {}\n"  # declares no type for it
+            "export function wrongPlace(x: number, init: (a: A) => void): void {}\n"
+        ),
+        "src/use.ts": (
+            "import { untyped, wrongPlace } from './run';\n"
+            "import { external } from 'elsewhere';\n"
+            "export function one() { untyped((a) => a.go()); }\n"
+            "export function two() { wrongPlace((a) => a.go(), () => {}); }\n"  # argument 0 is not the callback
+            "export function three() { external((a) => a.go()); }\n"
+            "export function four() { wrongPlace(1, (a: unknown) => a.go()); }\n"  # its own annotation wins
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert typed(repo, "src/use.ts") == set()
+
+
+def test_what_a_builtin_containers_method_returns_is_unknown_not_external(tmp_path: Path) -> None:
+    files = {
+        "models.py": TWO_GOES,
+        "use.py": (
+            "from models import A\n"
+            "def run(items: list[A], names: str):\n"
+            "    items.append(A())\n"  # a method of the container itself: external
+            "    items.pop().go()\n"  # maybe an element, an object of the repository: unknown
+            "    names.upper().go()\n"  # a str method returns a builtin: external
+        ),
+        "use.ts": (
+            "import { A } from './models';\n"
+            "export function run(queue: A[]) {\n"
+            "  queue.push(new A());\n"
+            "  queue.shift()!.go();\n"
+            "}\n"
+        ),
+        "models.ts": TS_TWO_GOES,
+    }
+    repo = Repo(tmp_path, files)
+    for path, unknown in (("use.py", ["items.pop().go"]), ("use.ts", ["<expr>.go"])):
+        res = repo.index.resolve_file(path)
+        marked = [
+            (raw, ext) for src, raws in res.unresolved.items() for raw, (_, ext) in zip(raws, res.sites[src], strict=True)
+        ]
+        assert sorted(raw for raw, ext in marked if not ext) == unknown, path
+        assert all(ext for raw, ext in marked if raw not in unknown), path

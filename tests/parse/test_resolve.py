@@ -204,3 +204,38 @@ def test_import_cycles_terminate(tmp_path: Path) -> None:
     for path in files:
         repo.index.resolve_file(path)
     assert repo.calls("s.ts") == set()
+
+
+def test_python_module_level_aliases_name_what_they_alias(tmp_path: Path) -> None:
+    files = {
+        "lib/__init__.py": "from ._impl import define, Thing\ns = attributes = define\nT = Thing\nloop = again\nagain = loop\n",
+        "lib/_impl.py": "def define():\n    pass\nclass Thing:\n    pass\n",
+        "lib/local.py": "from ._impl import define\nshort = define\ndef use():\n    short()\n",
+        "use.py": (
+            "import lib\n"
+            "from lib import attributes\n"
+            "@lib.s\n"  # a bare decorator through the alias
+            "def one():\n"
+            "    attributes()\n"
+            "    lib.T()\n"
+            "    lib.loop()\n"  # an alias cycle names nothing
+            "def two():\n"
+            "    fast = lib.s\n"  # a function's own alias
+            "    fast()\n"
+            "def three(flag):\n"
+            "    pick = lib.s\n"
+            "    pick = lib.T\n"  # two bindings that disagree name nothing
+            "    pick()\n"
+            "def four(fast):\n"
+            "    fast()\n"  # a parameter is not the alias of another scope
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert repo.calls("use.py") == {
+        ("<module>", "py:function:lib/_impl.py:define", "qualified"),
+        ("one", "py:function:lib/_impl.py:define", "import-bound"),
+        ("one", "py:class:lib/_impl.py:Thing", "constructor"),
+        ("two", "py:function:lib/_impl.py:define", "import-bound"),
+    }
+    assert {"lib.loop", "pick", "fast"} <= set(repo.unresolved("use.py"))
+    assert repo.calls("lib/local.py") == {("use", "py:function:lib/_impl.py:define", "import-bound")}

@@ -112,3 +112,52 @@ def test_python_module_level_call_initialisers(tmp_path: Path) -> None:
         ("cli", "py:function:app/factory.py:make", "import-bound"),
         ("main", "py:variable:app/cli.py:cli", "same-scope"),
     }
+
+
+def test_a_value_rebinding_a_definition_is_that_definition(tmp_path: Path) -> None:
+    # `Point = total(Point)` decorates the class by hand: one symbol, the class, keeps its name and callers
+    repo = Repo(tmp_path, {
+        "app/deco.py": "def total(cls):\n    return cls\n",
+        "app/point.py": (
+            "from app.deco import total\n"
+            "class Point:\n"
+            "    def moved(self):\n"
+            "        return Point()\n"
+            "Point = total(Point)\n"
+            "def helper():\n"
+            "    return 1\n"
+            "helper = total(helper)\n"
+            "ORIGIN = Point()\n"  # a new name initialised by a call is still a value symbol
+        ),
+    })  # fmt: skip
+    assert kinds("app/point.py", (tmp_path / "app/point.py").read_text()) == [
+        ("class", "Point", 2, 4), ("method", "Point.moved", 3, 4), ("function", "helper", 6, 7),
+        ("variable", "ORIGIN", 9, 9),
+    ]  # fmt: skip
+    assert repo.calls("app/point.py") == {
+        ("Point.moved", "py:class:app/point.py:Point", "constructor"),
+        ("<module>", "py:function:app/deco.py:total", "import-bound"),
+        ("ORIGIN", "py:class:app/point.py:Point", "constructor"),
+    }
+
+
+def test_calls_belong_to_the_right_one_of_two_same_named_members(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, {
+        "src/lib.ts": "export function first() {}\nexport function second() {}\nexport function run(o: unknown) {}\n",
+        "src/use.ts": (
+            "import { first, second, run } from './lib'\n"
+            "export function serve() {\n"
+            "  run({\n"
+            "    format() { return first() },\n"
+            "  })\n"
+            "  run({\n"
+            "    format() { return second() },\n"
+            "  })\n"
+            "}\n"
+        ),
+    })  # fmt: skip
+    assert repo.calls("src/use.ts") == {
+        ("serve", "ts:function:src/lib.ts:run", "import-bound"),
+        ("serve.format", "ts:function:src/lib.ts:first", "import-bound"),
+        ("serve.format#1", "ts:function:src/lib.ts:second", "import-bound"),  # the second `format`
+    }

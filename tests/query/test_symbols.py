@@ -21,6 +21,13 @@ FILES = {
     ),
     "tree/walker.py": "def walk(n):\n    return walk(n - 1) if n else 0\n\n\ndef top():\n    return walk(3)\n",
     "src/store.ts": "export function create(f: () => unknown) { return f }\n",
+    # three `dispatch`: a shallow top-level function nobody calls, a method called twice, a closure called once
+    "a.py": "def dispatch(event):\n    return event\n",
+    "bus/queue/router.py": (
+        "class Router:\n    def dispatch(self, event):\n        return event\n\n\n"
+        "def route(r: Router):\n    r.dispatch(1)\n    return r.dispatch(2)\n"
+    ),
+    "bus/local.py": "def outer():\n    def dispatch(event):\n        return event\n    return dispatch(0)\n",
     "src/parse.ts": (
         "export function parseValue(x: number): number;\n"
         "export function parseValue(x: string): string;\n"
@@ -79,3 +86,9 @@ def test_a_recursive_function_is_its_own_caller(s: Q) -> None:
     assert set(rows) == {"py:function:tree/walker.py:walk", "py:function:tree/walker.py:top"}
     assert rows["py:function:tree/walker.py:walk"]["recursive"] is True
     assert rows["py:function:tree/walker.py:walk"]["depth"] == 1 and "recursive" not in rows["py:function:tree/walker.py:top"]
+
+
+def test_among_same_named_definitions_the_most_called_comes_first_and_closures_last(s: Q) -> None:
+    r = s.op("locate", query="dispatch")
+    assert [row["qualifiedName"] for row in r["results"]] == ["Router.dispatch", "dispatch", "outer.dispatch"]
+    assert [row["path"] for row in r["results"]][:2] == ["bus/queue/router.py", "a.py"]

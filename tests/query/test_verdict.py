@@ -103,3 +103,36 @@ def test_cli_shows_provenance_sites_and_the_floor(v: Q) -> None:
     assert r.returncode == 0 and "sweep" not in r.stdout
     r = cli("-C", str(v.repo), "context", "app/store.py:Store.archive")
     assert r.returncode == 0 and "sweep" in r.stdout
+
+
+DAMAGED = {
+    "lib/core.py": "def compute(x):\n    return x\n\n\ndef unused():\n    return 0\n",
+    "lib/good.py": "from lib.core import compute\n\n\ndef fine():\n    return compute(1)\n",
+    # a syntax error before the call: the parser may credit `compute(2)` to the wrong definition or lose it
+    "lib/bad.py": "from lib.core import compute\n\n\ndef broken(:\n    return compute(2)\n",
+    "other/alone.py": "def island():\n    return 1\n\n\ndef shore():\n    return island()\n",
+    "other/noise.py": "def oops(:\n    pass\n",  # damaged, but neither imports nor calls island
+}
+
+
+@pytest.fixture(scope="module")
+def damaged(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Q]:
+    repo = make_repo(tmp_path_factory.mktemp("damaged") / "demo", DAMAGED)
+    client = daemon.client()
+    qq = Q(client, repo, daemon)
+    qq.index()
+    yield qq
+    client.close()
+
+
+def test_a_file_in_scope_that_did_not_parse_makes_a_lower_bound(damaged: Q) -> None:
+    r = damaged.op("impact", symbol="lib/core.py:compute", depth=1)
+    assert "py:function:lib/good.py:fine" in {c["key"] for c in r["callers"]}
+    assert r["completeness"] == "lower_bound"
+    assert r["parseErrorFiles"] == ["lib/bad.py"] and "parse-errors" in r["incompleteBecause"]
+    # a broken file that neither imports the target's file nor holds a caller leaves the verdict alone
+    ok = damaged.op("impact", symbol="other/alone.py:island", depth=2)
+    assert ok["completeness"] == "complete" and "parseErrorFiles" not in ok
+    text = damaged.daemon.cli("-C", str(damaged.repo), "impact", "lib/core.py:compute")
+    assert text.returncode == 0, text.stderr
+    assert "did not parse cleanly (lib/bad.py)" in text.stdout
