@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config, safefs
 from ..errors import BadRequest, NotFound, NotIndexed
-from ..history import ingest, rank, vectors
+from ..history import ingest, lineage, rank, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
@@ -318,7 +318,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "first, with their messages and bounded patches.",
     args=schema(
         {
-            "target": {"type": "string", "minLength": 1, "description": "Symbol name, qualified name, id, or file path."},
+            "target": {"type": "string", "minLength": 1, "description": "A file path, or a symbol: id, key or `path:QualifiedName` (as `locate` prints), qualified or bare name."},
             "repo": REPO_ARG,
             "user": USER_ARG,
             "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many commits (default 20)."},
@@ -354,31 +354,24 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             {"r": repo.id, "p": rel, "n": limit},
         )
         return with_freshness(repo, {"target": target, "kind": "file", "path": rel, "changes": rows})
-    symbols = conn.dicts(
-        "MATCH (s:Symbol) WHERE s.repoId = $r AND (s.id = $t OR s.qualifiedName = $t OR s.name = $t) "
-        "RETURN s.id AS id, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, s.path AS path, "
-        "s.startLine AS startLine, s.endLine AS endLine ORDER BY s.path, s.startLine LIMIT 20",
-        {"r": repo.id, "t": target},
-    )
+    symbols = lineage.find_symbols(conn, repo.id, target)
     if not symbols:
         raise NotFound(
             f"no symbol or changed file named {target!r} in {repo.root}",
             hint="`nexus history sync` ingests commits; `nexus index` builds the symbols they link to",
         )
-    exact = [s for s in symbols if target in (s["id"], s["qualifiedName"])]
-    chosen = exact or symbols
     out_symbols = []
-    for sym in chosen[:5]:
-        rows = conn.dicts(
-            f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change)-[:TOUCHED]->(s:Symbol {{id: $id}}) "
-            f"RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-            {"id": sym["id"], "n": limit},
-        )
-        out_symbols.append({**sym, "changes": rows})
+    for sym in symbols[:5]:
+        rows, chain = lineage.symbol_changes(conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit)
+        out_symbols.append({**sym, "changes": rows, **({"formerPaths": chain[1:]} if len(chain) > 1 else {})})
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
-    if len(chosen) > 5:
-        result["more"] = len(chosen) - 5
-    result["note"] = "changes are linked by hunk line ranges to the symbols as indexed now"
+    if len(symbols) > 5:
+        result["more"] = len(symbols) - 5
+    result["note"] = "changes touched the symbol's qualified name in its file as it was at each commit"
+    unpatched = lineage.unpatched_commits(conn, repo.id)
+    if unpatched:
+        result["unpatched"] = unpatched
+        result["note"] += f"; {unpatched} older commits were read without diffs (NEXUS_HISTORY_PATCHES)"
     return with_freshness(repo, result)
 
 
