@@ -69,14 +69,14 @@ def functions(root: Path) -> list[dict[str, Any]]:
             continue
         found: list[tuple[str, bool, ast.AST]] = []
 
-        def walk(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
+        def walk(body: list[ast.stmt], prefix: str, in_class: bool, found: list[tuple[str, bool, ast.AST]]) -> None:
             for node in body:
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     found.append((prefix + node.name, in_class, node))
                 elif isinstance(node, ast.ClassDef):
-                    walk(node.body, f"{prefix}{node.name}.", True)
+                    walk(node.body, f"{prefix}{node.name}.", True, found)
 
-        walk(tree.body, "", False)
+        walk(tree.body, "", False, found)
         names = [q for q, _, _ in found]
         for qname, in_class, node in found:
             if names.count(qname) > 1:
