@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config, safefs
 from ..errors import BadRequest, NotFound, NotIndexed
-from ..history import ingest, lineage, rank, vectors
+from ..history import fixes, ingest, lineage, rank, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, owner_of, registry, repo_shared, require_repo, with_freshness
@@ -292,6 +292,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     budget = int(args.get("budget") or rank.DEFAULT_BUDGET)
     results, cut = rank.pack(ranked, budget, int(args.get("limit") or rank.DEFAULT_LIMIT))
     roots = {r.id: r.root for r in repos}
+    fixes.annotate(ctx.conn, results, roots, user)  # a failed command shows what fixed it
     for item in results:
         item["repo"] = roots.get(item.pop("repoId"), "")
     out: dict[str, Any] = {
