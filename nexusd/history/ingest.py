@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nexusd.history import changelog, symbols_at
 from nexusd.history import docs as docs_source
 from nexusd.history import git as git_source
 from nexusd.history import shell as shell_source
-from nexusd.history import symbols_at
 from nexusd.history import transcripts as transcripts_source
 from nexusd.history.facts import (
     ChangeFacts,
@@ -460,12 +460,18 @@ def plan_docs(root: str, deny: DenyList) -> tuple[list[tuple[DocSectionFacts, fl
             continue
         text = data.decode("utf-8", errors="replace")
         split = docs_source.split_markdown if kind == "md" else docs_source.split_rst
-        for section in split(rel, text):
+        found = split(rel, text)
+        dated = (
+            changelog.dated_sections(root, rel, data, found, mtime)
+            if changelog.is_changelog(rel)
+            else [(section, mtime) for section in found]
+        )  # a changelog: one section per bullet, dated by the commit that added it
+        for section, when in dated:
             section.text = redact(section.text)[0]
             if deny.matches(section.text) or deny.matches(" ".join(section.heading_path)):
                 denied += 1
                 continue
-            sections.append((section, mtime))
+            sections.append((section, when))
     return sections, denied
 
 

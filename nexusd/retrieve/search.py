@@ -14,7 +14,8 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 every query word beat the fifth-best doc section, and vice versa.
     priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
                 [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
-                0.9 (changelogs 0.75, a table of contents 0.5) times 1 + 0.15 * the idf share of the query
+                0.9 (a changelog bullet 0.75 times the commits' recency mapping of the time the bullet was committed,
+                see history/changelog.py; a table of contents 0.5) times 1 + 0.15 * the idf share of the query
                 held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
                 ranks lower but is never absent.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from nexusd.history import changelog
 from nexusd.history.rank import Hit
 from nexusd.retrieve.analysis import query_terms, terms
 from nexusd.retrieve.index import Doc, RepoState, Shard, index_for
@@ -96,11 +98,7 @@ def window(text: str, q: Sequence[str], max_chars: int) -> tuple[int, str]:
 
 
 def is_changelog(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1].lower()
-    return (
-        name.startswith(("changelog", "changes", "history", "news", "release"))
-        or "/changelog" in path.lower()
-    )
+    return changelog.is_changelog(path)
 
 
 def _clip(text: str, n: int) -> str:
@@ -189,7 +187,11 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
         else:
             text = doc.shown
             heading = str(meta.get("headingPath") or "")
-            prior = CHANGELOG_PRIOR if is_changelog(str(meta.get("path") or "")) else DOC_PRIOR
+            if is_changelog(str(meta.get("path") or "")):  # a bullet, dated by the commit that added it
+                age = max(0.0, (st.newest or doc.at) - doc.at) if doc.at else YEAR_S * 10
+                prior = CHANGELOG_PRIOR * (0.7 + 0.3 * 0.5 ** (age / YEAR_S))
+            else:
+                prior = DOC_PRIOR
             if _TOC.search(heading.rsplit(" > ", 1)[-1]):
                 prior = TOC_PRIOR
             prior *= 1.0 + HEADING_WEIGHT * _coverage(idf, set(q).intersection(_line_terms(heading)))
