@@ -121,7 +121,7 @@ COMMIT_COLS = (
 )  # fmt: skip
 CHANGE_COLS = (
     "id", "repoId", "sha", "path", "oldPath", "status", "additions", "deletions", "patch", "time", "symbolIds",
-    "hunks", "skipped", "truncated", "signal", "searchText", "symbolNames",
+    "hunks", "skipped", "truncated", "signal", "searchText", "symbolNames", "symbolRenames",
 )  # fmt: skip
 SHELL_COLS = (
     "id", "userId", "repoId", "text", "cwd", "exitCode", "startedAt", "durationMs", "shell", "source",
@@ -146,13 +146,16 @@ def _patch_words(patch: str) -> str:
     return "\n".join(lines)[:CHANGE_SEARCH_CHARS]
 
 
-def change_row(repo_id: str, c: CommitFacts, ch: ChangeFacts, names: Sequence[str] = ()) -> dict[str, Any]:
+def change_row(
+    repo_id: str, c: CommitFacts, ch: ChangeFacts, names: tuple[Sequence[str], Sequence[str]] = ((), ())
+) -> dict[str, Any]:
     return {
         "id": ch.id, "repoId": repo_id, "sha": c.sha, "path": ch.path, "oldPath": ch.old_path or "",
         "status": ch.status, "additions": ch.additions, "deletions": ch.deletions, "patch": ch.patch,
         "time": float(c.time), "symbolIds": [], "hunks": json.dumps(ch.hunks), "skipped": ch.skipped or "",
         "truncated": ch.truncated, "signal": c.signal,
-        "searchText": index_text(ch.path, c.subject, _patch_words(ch.patch)), "symbolNames": list(names),
+        "searchText": index_text(ch.path, c.subject, _patch_words(ch.patch)), "symbolNames": list(names[0]),
+        "symbolRenames": list(names[1]),
     }  # fmt: skip
 
 
@@ -369,7 +372,7 @@ def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
     with conn.transaction(deletes=True):
         out["pruned"] = prune_unreachable(conn, repo) if plan.rewritten else 0
         commit_rows = [commit_row(repo.id, c) for c in plan.commits]
-        change_rows = [change_row(repo.id, c, ch, names.get(ch.id, ())) for c in plan.commits for ch in c.changes]
+        change_rows = [change_row(repo.id, c, ch, names.get(ch.id, ((), ()))) for c in plan.commits for ch in c.changes]
         out["commits"] = insert_history(conn, "Commit", COMMIT_COLS, commit_rows)
         had = existing_ids(conn, "Change", (r["id"] for r in change_rows))
         out["changes"] = insert_history(conn, "Change", CHANGE_COLS, change_rows)

@@ -8,6 +8,7 @@ relinked yet.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,18 +71,51 @@ def path_chain(conn: Conn, repo_id: str, path: str) -> list[str]:
     return chain
 
 
+MAX_NAMES = 64
+
+
+def earlier_names(conn: Conn, repo_id: str, chain: list[str], qualified_name: str) -> dict[str, float]:
+    """The names the symbol had before, each with the time up to which it held it (the current one: forever),
+    through the renames the stored changes recorded (Change.symbolRenames, "new<TAB>old")."""
+    rows = conn.rows(
+        "MATCH (ch:Change) WHERE ch.repoId = $r AND ch.path IN $p AND size(ch.symbolRenames) > 0 "
+        "RETURN ch.time, ch.symbolRenames",
+        {"r": repo_id, "p": chain},
+    )
+    renames = [(float(t or 0), pair.split("\t", 1)) for t, pairs in rows for pair in pairs or () if "\t" in pair]
+    names = {qualified_name: math.inf}
+    changed = True
+    while changed and len(names) < MAX_NAMES:
+        changed = False
+        for when, (new, old) in renames:
+            if new in names and when <= names[new] and names.get(old, -math.inf) < when:
+                names[old] = when
+                changed = True
+    return names
+
+
 def symbol_changes(
     conn: Conn, repo_id: str, path: str, qualified_name: str, cols: str, limit: int
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The changes (newest first, with their commit's columns `cols`) whose touched names include the symbol,
-    in its file under any of its earlier paths; and that chain of paths."""
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The changes (newest first, with their commit's columns `cols`) that touched the symbol under its name, or
+    an earlier name while it had it, in its file under any of its earlier paths; that chain of paths; the
+    earlier names."""
     chain = path_chain(conn, repo_id, path)
+    names = earlier_names(conn, repo_id, chain, qualified_name)
+    held_any = " OR ".join(f"list_contains(ch.symbolNames, $q{i})" for i in range(len(names)))
     rows = conn.dicts(
         f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change) WHERE ch.repoId = $r AND ch.path IN $p "
-        f"AND list_contains(ch.symbolNames, $q) RETURN {cols} ORDER BY c.time DESC, c.sha LIMIT $n",
-        {"r": repo_id, "p": chain, "q": qualified_name, "n": limit},
+        f"AND ({held_any}) RETURN {cols}, ch.symbolNames AS _names ORDER BY c.time DESC, c.sha",
+        {"r": repo_id, "p": chain, **{f"q{i}": name for i, name in enumerate(names)}},
     )
-    return rows, chain
+    out = []
+    for row in rows:
+        held = row.pop("_names") or ()
+        if any(float(row.get("time") or 0) <= names.get(n, -math.inf) for n in held):
+            out.append(row)
+            if len(out) >= limit:
+                break
+    return out, chain, [n for n in names if n != qualified_name]
 
 
 def unpatched_commits(conn: Conn, repo_id: str) -> int:

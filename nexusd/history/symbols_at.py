@@ -113,6 +113,65 @@ def touched(hunks: Iterable[Sequence[int]], new: Sequence[Range], old: Sequence[
     return out
 
 
+def old_line(line: int, hunks: Sequence[Sequence[int]]) -> int | None:
+    """Where a new-side line outside every hunk was on the old side (None: the line is one the change added)."""
+    shift = 0
+    for hunk in sorted(hunks, key=lambda h: int(h[0])):
+        ns, nl, os_, ol = (int(x) for x in hunk[:4])
+        first_new = ns if nl > 0 else ns + 1  # a pure deletion sits after line ns
+        if line < first_new:
+            break
+        if nl > 0 and line <= ns + nl - 1:
+            return None
+        shift = (os_ + (ol if ol > 0 else 1)) - (ns + (nl if nl > 0 else 1))
+    return line + shift
+
+
+def old_range(start: int, end: int, hunks: Sequence[Sequence[int]]) -> set[int]:
+    """The old-side lines a new-side range came from, as `git log -L` carries a range through a diff: unchanged
+    lines map one to one, and a hunk the range overlaps brings all of its removed lines."""
+    out: set[int] = set()
+    for line in range(start, end + 1):
+        mapped = old_line(line, hunks)
+        if mapped is not None:
+            out.add(mapped)
+    for hunk in hunks:
+        ns, nl, os_, ol = (int(x) for x in hunk[:4])
+        lo, hi = (ns, ns + nl - 1) if nl > 0 else (ns, ns)
+        if ol > 0 and lo <= end and start <= hi:
+            out.update(range(os_, os_ + ol))
+    return out
+
+
+def renames(hunks: Sequence[Sequence[int]], new: Sequence[Range], old: Sequence[Range]) -> dict[str, str]:
+    """New name -> old name, for symbols that appear by name in this change and whose lines came from a symbol
+    that disappears by name in it (a function or class renamed or moved inside the file): the old symbol
+    whose range best matches (Jaccard) the lines the new one's range came from."""
+    new_names = {name for _, _, name in new}
+    gone = [(s, e, name) for s, e, name in old if name not in new_names]
+    if not gone:
+        return {}
+    old_names = {name for _, _, name in old}
+    out: dict[str, str] = {}
+    for start, end, name in new:
+        if name in old_names or name == extract_mod.MODULE_QN:
+            continue
+        lines = old_range(start, end, hunks)
+        if not lines:
+            continue
+        best, best_score = None, 0.0
+        for s, e, candidate in gone:
+            overlap = sum(1 for line in lines if s <= line <= e)
+            if not overlap:
+                continue
+            score = overlap / (len(lines) + (e - s + 1) - overlap)
+            if score > best_score:
+                best, best_score = candidate, score
+        if best is not None:
+            out[name] = best
+    return out
+
+
 class BlobReader:
     """`git cat-file --batch` kept open for a sync: `rev:path` -> (object id, bytes), or None when absent."""
 
@@ -152,10 +211,13 @@ class BlobReader:
         self.close()
 
 
-def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, list[str]]:
-    """Change id -> the qualified names its hunks touched, on the file as it was at its commit (and at its
-    parent, for removed lines). Changes of unparsed languages, skipped or binary patches get no entry."""
-    out: dict[str, list[str]] = {}
+RENAME_SEP = "\t"
+
+
+def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
+    """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
+    the renames it made, as "new<TAB>old"). Changes of unparsed languages, skipped or binary patches get none."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
     parsed: dict[str, list[Range]] = {}
     todo = [
         (c, ch)
@@ -191,5 +253,6 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
             old = ranges(f"{parent}:{old_path}", old_path) if parent and ch.status != "A" else []
             names = touched(ch.hunks, new, old)
             names.discard(extract_mod.MODULE_QN)
-            out[ch.id] = sorted(names)
+            moved = renames(ch.hunks, new, old) if new and old else {}
+            out[ch.id] = (sorted(names), [f"{a}{RENAME_SEP}{b}" for a, b in sorted(moved.items())])
     return out

@@ -363,8 +363,8 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         )
     out_symbols = []
     for sym in symbols[:5]:
-        rows, chain = lineage.symbol_changes(conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit)
-        out_symbols.append({**sym, "changes": rows, **({"formerPaths": chain[1:]} if len(chain) > 1 else {})})
+        rows, chain, former = lineage.symbol_changes(conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit)
+        out_symbols.append({**sym, "changes": rows, "formerPaths": chain[1:], "formerNames": former})
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
     if len(symbols) > 5:
         result["more"] = len(symbols) - 5

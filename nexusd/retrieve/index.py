@@ -99,8 +99,11 @@ class Shard:
         self.weights[term] = cached
         return cached
 
-    def search(self, query: Sequence[str], top: int, user: str | None = None) -> list[tuple[Doc, float]]:
-        """The `top` documents by BM25 (with their boost), optionally only those of `user` (or of no user)."""
+    def search(
+        self, query: Sequence[str], top: int, user: str | None = None, qweights: dict[str, float] | None = None
+    ) -> list[tuple[Doc, float]]:
+        """The `top` documents by BM25 (with their boost), optionally only those of `user` (or of no user);
+        `qweights` scales a query term's contribution (expansion terms count for less than the query's own)."""
         if not self.docs:
             return []
         avg = self.total_length / len(self.docs) or 1.0
@@ -116,7 +119,7 @@ class Shard:
             weights = self.term_weights(term)
             if not weights:
                 continue
-            idf = self.idf(term)
+            idf = self.idf(term) * (qweights.get(term, 1.0) if qweights else 1.0)
             if not scores:
                 scores = {d: idf * w for d, w in weights.items()}
             elif len(weights) > common and len(scores) < len(weights):

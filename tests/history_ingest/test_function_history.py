@@ -1,5 +1,5 @@
 """`history SYMBOL` on a real git repository whose functions move: lines shift, the file is renamed, a method is
-edited in a class that moved. The expected commits are known by construction and also checked against
+edited in a class that moved, a function is renamed. The expected commits are known by construction and also checked against
 `git log -L`. A real daemon; one test kills it with SIGKILL and restarts it on the same NEXUS_HOME."""
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ def build(repo: Path) -> dict[str, str]:
         repo, "take clears", {"pkg/core.py": src.replace("return self.item", "return self.__dict__.pop('item')")},
         t + 60,
     )
+    src = (repo / "pkg/core.py").read_text()
+    shas["rename_other"] = commit(repo, "other is greet", {"pkg/core.py": src.replace("def other():", "def greet():")},
+                                  t + 70)  # fmt: skip
     return shas
 
 
@@ -74,7 +77,10 @@ def test_moved_and_renamed_functions_keep_their_commits(daemon: DaemonProcess, n
         # Before, the hunks of `edit_target` (lines 2 of that day) were matched against today's lines, where
         # `above` now sits: the old answer for `above` held `edit_target`.
         assert changes(c, repo, "above") == {s["insert_above"]}
-        assert changes(c, repo, "other") == {s["create"], s["edit_other"]}
+        # renamed in its file: the history goes on under the old name, up to the rename
+        assert changes(c, repo, "greet") == {s["create"], s["edit_other"], s["rename_other"]}
+        greet = c.request("history", {"repo": str(repo), "target": "greet"})["symbols"][0]
+        assert greet["formerNames"] == ["other"]
         assert changes(c, repo, "pkg/core.py:Box.take") == {s["create"], s["edit_take"]}
         assert changes(c, repo, "Box.put") == {s["create"]}
         out = c.request("history", {"repo": str(repo), "target": "target"})
@@ -83,6 +89,7 @@ def test_moved_and_renamed_functions_keep_their_commits(daemon: DaemonProcess, n
     assert line_log(repo, "pkg/core.py", "target") == want_target
     assert line_log(repo, "pkg/core.py", "take") == {s["create"], s["edit_take"]}
     assert line_log(repo, "pkg/core.py", "above") == {s["insert_above"]}
+    assert line_log(repo, "pkg/core.py", "greet") == {s["create"], s["edit_other"], s["rename_other"]}
 
 
 def test_history_links_survive_kill9_and_restart(tmp_path: Path, new_repo: Factory) -> None:
