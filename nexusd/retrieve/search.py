@@ -82,7 +82,7 @@ def _qw(q: Sequence[str]) -> dict[str, float] | None:
     return getattr(q, "weights", None) or None
 
 
-def _idf(shard: Shard, q: Sequence[str]) -> dict[str, float]:
+def _idf(shard: Shard[Doc], q: Sequence[str]) -> dict[str, float]:
     w = _qw(q) or {}
     return {t: shard.idf(t) * w.get(t, 1.0) for t in q}
 
