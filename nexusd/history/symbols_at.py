@@ -146,29 +146,31 @@ def old_range(start: int, end: int, hunks: Sequence[Sequence[int]]) -> set[int]:
 def renames(hunks: Sequence[Sequence[int]], new: Sequence[Range], old: Sequence[Range]) -> dict[str, str]:
     """New name -> old name, for symbols that appear by name in this change and whose lines came from a symbol
     that disappears by name in it (a function or class renamed or moved inside the file): the old symbol
-    whose range best matches (Jaccard) the lines the new one's range came from."""
+    whose range best matches (Jaccard) the lines the new one's range came from, each old symbol given to one
+    new symbol at most."""
     new_names = {name for _, _, name in new}
     gone = [(s, e, name) for s, e, name in old if name not in new_names]
     if not gone:
         return {}
     old_names = {name for _, _, name in old}
-    out: dict[str, str] = {}
+    pairs: list[tuple[float, str, str]] = []
     for start, end, name in new:
         if name in old_names or name == extract_mod.MODULE_QN:
             continue
         lines = old_range(start, end, hunks)
         if not lines:
             continue
-        best, best_score = None, 0.0
         for s, e, candidate in gone:
             overlap = sum(1 for line in lines if s <= line <= e)
-            if not overlap:
-                continue
-            score = overlap / (len(lines) + (e - s + 1) - overlap)
-            if score > best_score:
-                best, best_score = candidate, score
-        if best is not None:
-            out[name] = best
+            if overlap:
+                pairs.append((overlap / (len(lines) + (e - s + 1) - overlap), name, candidate))
+    # One old symbol becomes at most one new one (and the reverse): best matches first.
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for _, name, candidate in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if name not in out and candidate not in taken:
+            out[name] = candidate
+            taken.add(candidate)
     return out
 
 

@@ -45,6 +45,11 @@ def test_renames_pick_the_symbol_the_lines_came_from() -> None:
     old_cls = [(1, 10, "A"), (2, 4, "A.m"), (6, 10, "A.n")]
     new_cls = [(1, 10, "B"), (2, 4, "B.m"), (6, 10, "B.n")]
     assert symbols_at.renames([(1, 1, 1, 1)], new_cls, old_cls) == {"B": "A", "B.m": "A.m", "B.n": "A.n"}
+    # an old symbol goes to one new symbol only: the new class beside the renamed one is new
+    old_one = [(1, 6, "_Loader"), (2, 6, "_Loader.get")]
+    new_two = [(1, 4, "Env"), (2, 4, "Env.__init__"), (6, 11, "Loader"), (7, 11, "Loader.get")]
+    got = symbols_at.renames([(1, 6, 1, 1)], new_two, old_one)  # "class _Loader" became Env and "class Loader"
+    assert got == {"Loader": "_Loader", "Loader.get": "_Loader.get"}
 
 
 def test_touched_uses_both_sides() -> None:
