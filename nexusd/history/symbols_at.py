@@ -147,23 +147,32 @@ def renames(hunks: Sequence[Sequence[int]], new: Sequence[Range], old: Sequence[
     """New name -> old name, for symbols that appear by name in this change and whose lines came from a symbol
     that disappears by name in it (a function or class renamed or moved inside the file): the old symbol
     whose range best matches (Jaccard) the lines the new one's range came from, each old symbol given to one
-    new symbol at most."""
+    new symbol at most. A vanished symbol with the new one's own name in another container (`A.m` -> `B.m`,
+    `TestCase.test_x` -> `test_x`) is preferred: a diff's alignment of lines between two versions of a file
+    that was reindented or reordered can pair lines of different functions."""
     new_names = {name for _, _, name in new}
     gone = [(s, e, name) for s, e, name in old if name not in new_names]
     if not gone:
         return {}
     old_names = {name for _, _, name in old}
+    short: dict[str, int] = {}
+    for _, _, candidate in gone:
+        short[candidate.rsplit(".", 1)[-1]] = short.get(candidate.rsplit(".", 1)[-1], 0) + 1
     pairs: list[tuple[float, str, str]] = []
     for start, end, name in new:
         if name in old_names or name == extract_mod.MODULE_QN:
             continue
         lines = old_range(start, end, hunks)
-        if not lines:
-            continue
+        tail = name.rsplit(".", 1)[-1]
         for s, e, candidate in gone:
             overlap = sum(1 for line in lines if s <= line <= e)
-            if overlap:
-                pairs.append((overlap / (len(lines) + (e - s + 1) - overlap), name, candidate))
+            score = overlap / (len(lines) + (e - s + 1) - overlap) if overlap else 0.0
+            if candidate.rsplit(".", 1)[-1] == tail:
+                # the same name in another container (a class renamed, a test class turned into functions):
+                # that name's only vanished holder first, else the one its lines came from
+                score += 2.0 if short[tail] == 1 else (1.0 if overlap else 0.0)
+            if score > 0:
+                pairs.append((score, name, candidate))
     # One old symbol becomes at most one new one (and the reverse): best matches first.
     out: dict[str, str] = {}
     taken: set[str] = set()

@@ -58,3 +58,12 @@ def test_touched_uses_both_sides() -> None:
     assert symbols_at.touched([(9, 0, 10, 3)], new, old) == {"b"}  # lines removed from b's old body
     assert symbols_at.touched([(4, 1, 4, 1)], new, old) == set()  # the blank line between them
     assert symbols_at.touched([(9, 0, 14, 3)], new, old) == {"c"}  # c deleted
+
+
+def test_a_method_that_became_a_function_keeps_its_name() -> None:
+    # A test class turned into module functions: every line reindented, and the diff pairs lines across
+    # functions (here b's lines with a's); the vanished holder of the same name wins.
+    old = [(1, 9, "T"), (2, 4, "T.test_a"), (6, 9, "T.test_b")]
+    new = [(1, 3, "test_b"), (5, 8, "test_a")]
+    got = symbols_at.renames([(1, 8, 1, 9)], new, old)
+    assert got == {"test_a": "T.test_a", "test_b": "T.test_b"}
