@@ -13,7 +13,7 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 from __future__ import annotations
 
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
-CODE_SCHEMA_VERSION = 3  # 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
+CODE_SCHEMA_VERSION = 4  # 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
 MEMORY_SCHEMA_VERSION = 2
 
@@ -53,7 +53,8 @@ HISTORY_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS Change(
         id STRING PRIMARY KEY, repoId STRING, sha STRING, path STRING, oldPath STRING, status STRING,
         additions INT64, deletions INT64, patch STRING, time DOUBLE, symbolIds STRING[], hunks STRING,
-        skipped STRING, truncated BOOLEAN, signal DOUBLE, searchText STRING)""",
+        skipped STRING, truncated BOOLEAN, signal DOUBLE, searchText STRING, symbolNames STRING[],
+        symbolRenames STRING[])""",
     """CREATE NODE TABLE IF NOT EXISTS ShellCommand(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, text STRING, cwd STRING, exitCode INT64,
         startedAt DOUBLE, durationMs INT64, shell STRING, source STRING, searchText STRING)""",

@@ -155,8 +155,23 @@ def render_query(r: dict[str, Any]) -> str:
     for i, item in enumerate(r["results"], 1):
         lines.append(f"{i}. [{item['kind']}] score {item['score']:.4f}")
         lines.extend("   " + line for line in item["text"].split("\n"))
+        lines.extend("   " + line for line in fix_lines(item.get("fix")))
     lines.append(dim("-- " + query_footer(r)))
     return "\n".join(lines)
+
+
+def fix_lines(fix: dict[str, Any] | None) -> list[str]:
+    """What fixed a failed command: the commit that changed its files, the same command passing later."""
+    if not fix:
+        return []
+    out = []
+    if fix.get("commit"):
+        c = fix["commit"]
+        files = f" ({', '.join(c['files'][:3])})" if c.get("files") else ""
+        out.append(f"fixed by commit {c['sha'][:10]}: {c['subject']}{files}")
+    if fix.get("command"):
+        out.append(f"passed later: $ {fix['command']['command']}")
+    return out
 
 
 def query_footer(r: dict[str, Any]) -> str:

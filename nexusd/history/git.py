@@ -107,6 +107,7 @@ _SAFE_CONFIG = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.noprefix=false",
     "-c", "diff.mnemonicPrefix=false", "-c", "i18n.logOutputEncoding=UTF-8",
 )  # fmt: skip
+SAFE_CONFIG = _SAFE_CONFIG  # for the other git readers of this package (cat-file in symbols_at)
 
 
 def _git(root: Path | str, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:

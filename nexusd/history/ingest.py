@@ -13,9 +13,11 @@ count) with their diffs; later syncs read only `cursor..HEAD`; the cursor lives 
 (a code-layer rebuild drops history, and then the next sync starts over). When the cursor is no longer an
 ancestor of HEAD (rebase, reset), stored commits that HEAD cannot reach are pruned.
 
-Changes link to their File and, by hunk line ranges, to the Symbols of that path *as indexed now*: the hunk
-lines are those of the file at the commit, so for an old commit in a file that moved since, a link can be off.
-That is the trade-off for not re-parsing old revisions; links are redone when the code graph changes a path.
+Each change carries the qualified names of the symbols its hunks touched, judged on the file as it was at its
+commit and at its parent (`symbols_at.py`: the old blobs are parsed, definitions only), so a function that
+moved keeps the right commits. Changes link to their File and, by those names, to the Symbols of that path as
+indexed now; links are redone when the code graph changes a path, and `history SYMBOL` reads the names, not
+the links, so it never depends on them.
 
 Shell: the spool is renamed aside before it is read (a shell that appends meanwhile creates a fresh file), the
 parsed, redacted commands are appended to an archive (`shell.archive`, 0600) so a rebuild of the derived
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nexusd.history import changelog, symbols_at
 from nexusd.history import docs as docs_source
 from nexusd.history import git as git_source
 from nexusd.history import shell as shell_source
@@ -118,7 +121,7 @@ COMMIT_COLS = (
 )  # fmt: skip
 CHANGE_COLS = (
     "id", "repoId", "sha", "path", "oldPath", "status", "additions", "deletions", "patch", "time", "symbolIds",
-    "hunks", "skipped", "truncated", "signal", "searchText",
+    "hunks", "skipped", "truncated", "signal", "searchText", "symbolNames", "symbolRenames",
 )  # fmt: skip
 SHELL_COLS = (
     "id", "userId", "repoId", "text", "cwd", "exitCode", "startedAt", "durationMs", "shell", "source",
@@ -143,13 +146,16 @@ def _patch_words(patch: str) -> str:
     return "\n".join(lines)[:CHANGE_SEARCH_CHARS]
 
 
-def change_row(repo_id: str, c: CommitFacts, ch: ChangeFacts) -> dict[str, Any]:
+def change_row(
+    repo_id: str, c: CommitFacts, ch: ChangeFacts, names: tuple[Sequence[str], Sequence[str]] = ((), ())
+) -> dict[str, Any]:
     return {
         "id": ch.id, "repoId": repo_id, "sha": c.sha, "path": ch.path, "oldPath": ch.old_path or "",
         "status": ch.status, "additions": ch.additions, "deletions": ch.deletions, "patch": ch.patch,
         "time": float(c.time), "symbolIds": [], "hunks": json.dumps(ch.hunks), "skipped": ch.skipped or "",
         "truncated": ch.truncated, "signal": c.signal,
-        "searchText": index_text(ch.path, c.subject, _patch_words(ch.patch)),
+        "searchText": index_text(ch.path, c.subject, _patch_words(ch.patch)), "symbolNames": list(names[0]),
+        "symbolRenames": list(names[1]),
     }  # fmt: skip
 
 
@@ -362,10 +368,11 @@ def prune_unreachable(conn: Conn, repo: Repo) -> int:
 def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
     """Write a plan in one transaction: prune (after a rewrite), commits, changes, links, cursor."""
     out: dict[str, Any] = {"read": len(plan.commits), "denied": plan.denied, "rewritten": plan.rewritten}
+    names = symbols_at.name_changes(repo.root, plan.commits)  # git and parsing, before the write transaction
     with conn.transaction(deletes=True):
         out["pruned"] = prune_unreachable(conn, repo) if plan.rewritten else 0
         commit_rows = [commit_row(repo.id, c) for c in plan.commits]
-        change_rows = [change_row(repo.id, c, ch) for c in plan.commits for ch in c.changes]
+        change_rows = [change_row(repo.id, c, ch, names.get(ch.id, ((), ()))) for c in plan.commits for ch in c.changes]
         out["commits"] = insert_history(conn, "Commit", COMMIT_COLS, commit_rows)
         had = existing_ids(conn, "Change", (r["id"] for r in change_rows))
         out["changes"] = insert_history(conn, "Change", CHANGE_COLS, change_rows)
@@ -384,14 +391,15 @@ def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
 
 
 def link_changes(conn: Conn, repo_id: str, paths: Sequence[str], only: set[str] | None = None) -> dict[str, int]:
-    """(Re)link the changes of `paths` to their File and to the Symbols their hunks touch, as indexed now."""
+    """(Re)link the changes of `paths` to their File and to the Symbols of that path indexed now whose
+    qualified names the change touched (named on the file as it was at its commit, see history/symbols_at.py)."""
     from nexusd.parse.facts import file_id
 
     changes = []
     for part in chunks(list(paths), 500):
         changes.extend(
             conn.rows(
-                "MATCH (ch:Change) WHERE ch.repoId = $r AND ch.path IN $p RETURN ch.id, ch.path, ch.hunks",
+                "MATCH (ch:Change) WHERE ch.repoId = $r AND ch.path IN $p RETURN ch.id, ch.path, ch.symbolNames",
                 {"r": repo_id, "p": list(part)},
             )
         )
@@ -405,34 +413,25 @@ def link_changes(conn: Conn, repo_id: str, paths: Sequence[str], only: set[str] 
             conn.execute("MATCH (ch:Change)-[e:TOUCHED|CHANGED_FILE]->() WHERE ch.id IN $ids DELETE e", {"ids": list(part)})
     wanted = sorted({c[1] for c in changes})
     files: set[str] = set()
-    symbols: dict[str, list[tuple[int, int, str]]] = {}
+    symbols: dict[tuple[str, str], list[str]] = {}
     for part in chunks(wanted, 500):
         fids = {file_id(repo_id, p): p for p in part}
         for (fid,) in conn.rows("MATCH (f:File) WHERE f.id IN $ids RETURN f.id", {"ids": list(fids)}):
             files.add(fids[fid])
-        for path, start, end, sid in conn.rows(
-            "MATCH (s:Symbol) WHERE s.repoId = $r AND s.path IN $p RETURN s.path, s.startLine, s.endLine, s.id",
+        for path, qname, sid in conn.rows(
+            "MATCH (s:Symbol) WHERE s.repoId = $r AND s.path IN $p RETURN s.path, s.qualifiedName, s.id",
             {"r": repo_id, "p": list(part)},
         ):
-            symbols.setdefault(path, []).append((int(start or 0), int(end or 0), sid))
+            symbols.setdefault((path, qname), []).append(sid)
     file_pairs: list[tuple[str, str]] = []
     touched_pairs: list[tuple[str, str]] = []
-    symbol_ids: dict[str, list[str]] = {}
-    for cid, path, hunks_json in changes:
+    for cid, path, names in changes:
         if path in files:
             file_pairs.append((cid, file_id(repo_id, path)))
-        ranges = symbols.get(path)
-        if not ranges:
-            continue
-        hunks = json.loads(hunks_json or "[]")
-        touched = sorted(git_source.hunk_symbols(hunks, ranges))
-        if touched:
-            symbol_ids[cid] = touched
-            touched_pairs.extend((cid, sid) for sid in touched)
+        for name in names or ():
+            touched_pairs.extend((cid, sid) for sid in symbols.get((path, name), ()))
     insert_rels(conn, "CHANGED_FILE", file_pairs)
     insert_rels(conn, "TOUCHED", touched_pairs)
-    for cid in change_ids:
-        conn.execute("MATCH (ch:Change {id: $id}) SET ch.symbolIds = $s", {"id": cid, "s": symbol_ids.get(cid, [])})
     return {"files": len(file_pairs), "symbols": len(touched_pairs)}
 
 
@@ -464,12 +463,18 @@ def plan_docs(root: str, deny: DenyList) -> tuple[list[tuple[DocSectionFacts, fl
             continue
         text = data.decode("utf-8", errors="replace")
         split = docs_source.split_markdown if kind == "md" else docs_source.split_rst
-        for section in split(rel, text):
+        found = split(rel, text)
+        dated = (
+            changelog.dated_sections(root, rel, data, found, mtime)
+            if changelog.is_changelog(rel)
+            else [(section, mtime) for section in found]
+        )  # a changelog: one section per bullet, dated by the commit that added it
+        for section, when in dated:
             section.text = redact(section.text)[0]
             if deny.matches(section.text) or deny.matches(" ".join(section.heading_path)):
                 denied += 1
                 continue
-            sections.append((section, mtime))
+            sections.append((section, when))
     return sections, denied
 
 

@@ -18,7 +18,7 @@ def counts(conn: Conn, repo_id: str) -> dict[str, int]:
     }
 
 
-def _change_cols(with_patch: bool) -> str:
+def change_cols(with_patch: bool) -> str:
     return (
         "c.sha AS sha, c.message AS message, c.author AS author, c.time AS time, c.kind AS kind, "
         "c.signal AS signal, ch.path AS path, ch.status AS status, ch.additions AS additions, "
@@ -40,25 +40,6 @@ def file_changes(conn: Conn, repo_id: str, path: str, limit: int, with_patch: bo
     """The changes of one file with their commits, newest first."""
     return conn.dicts(
         f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change) WHERE ch.repoId = $r AND (ch.path = $p OR ch.oldPath = $p) "
-        f"RETURN {_change_cols(with_patch)} ORDER BY c.time DESC, c.sha LIMIT $n",
+        f"RETURN {change_cols(with_patch)} ORDER BY c.time DESC, c.sha LIMIT $n",
         {"r": repo_id, "p": path, "n": limit},
-    )
-
-
-def symbols_named(conn: Conn, repo_id: str, target: str) -> list[dict[str, Any]]:
-    """Symbols whose id, qualified name or name is `target` (at most 20, by path and line)."""
-    return conn.dicts(
-        "MATCH (s:Symbol) WHERE s.repoId = $r AND (s.id = $t OR s.qualifiedName = $t OR s.name = $t) "
-        "RETURN s.id AS id, s.name AS name, s.qualifiedName AS qualifiedName, s.kind AS kind, s.path AS path, "
-        "s.startLine AS startLine, s.endLine AS endLine ORDER BY s.path, s.startLine LIMIT 20",
-        {"r": repo_id, "t": target},
-    )
-
-
-def symbol_changes(conn: Conn, symbol_id: str, limit: int, with_patch: bool) -> list[dict[str, Any]]:
-    """The changes linked to one symbol (by hunk line ranges) with their commits, newest first."""
-    return conn.dicts(
-        f"MATCH (c:Commit)-[:HAS_CHANGE]->(ch:Change)-[:TOUCHED]->(s:Symbol {{id: $id}}) "
-        f"RETURN {_change_cols(with_patch)} ORDER BY c.time DESC, c.sha LIMIT $n",
-        {"id": symbol_id, "n": limit},
     )

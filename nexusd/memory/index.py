@@ -1,5 +1,6 @@
 """The in-daemon inverted index that recall searches: BM25 over facts, procedures and handoffs, per
-(user, repository) shard, with bounded priors for usage and recency.
+(user, repository) shard, with bounded priors for usage and recency. The shard itself (postings, cached term
+weights, scoring) is the one history retrieval uses (`nexusd.retrieve.index.Shard`).
 
 Why not Kuzu FTS (measured, 2 cores, 10k facts, one table): QUERY_FTS_INDEX with `top := 200` and a WHERE on
 userId/repoId took p50 4-5 ms, p99 5-7 ms per table, so three tables plus the usage write missed the 5 ms
@@ -16,14 +17,14 @@ import math
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from nexusd.retrieve.index import Shard
+
 from .text import tokens
 
-K1 = 1.2
-B = 0.75
 # Priors multiply relevance by at most 1 + USAGE_WEIGHT + RECENCY_WEIGHT (1.5x): they order near-equals,
 # they never outvote a clearly better text match.
 USAGE_WEIGHT = 0.3
@@ -44,31 +45,7 @@ class Doc:
     used: int
     last_used: float | None
     item: dict[str, Any]  # what recall shows (text, title, symbol...), without usage
-
-
-@dataclass
-class Shard:
-    docs: dict[str, Doc] = field(default_factory=dict)
-    postings: dict[str, dict[str, int]] = field(default_factory=dict)
-    total_length: int = 0
-    # Per-term BM25 weights (without idf), computed on first use and dropped when a document with the term
-    # changes, or all of them when the average length drifts: recall then adds cached floats.
-    weights: dict[str, dict[str, float]] = field(default_factory=dict)
-    avg_snapshot: float = 0.0
-
-    def term_weights(self, term: str) -> dict[str, float] | None:
-        cached = self.weights.get(term)
-        if cached is not None:
-            return cached
-        posting = self.postings.get(term)
-        if not posting:
-            return None
-        docs, avg = self.docs, self.avg_snapshot or 1.0
-        cached = {
-            d: tf * (K1 + 1) / (tf + K1 * (1 - B + B * docs[d].length / avg)) for d, tf in posting.items()
-        }
-        self.weights[term] = cached
-        return cached
+    boost: float = 1.0  # the shared BM25 shard's per-document weight (memory gives none)
 
 
 @dataclass
@@ -94,7 +71,7 @@ class MemoryIndex:
         key = (props["userId"], props["repoId"])
         with self._lock:
             self._remove(props["id"])
-            shard = self._shards.setdefault(key, Shard())
+            shard = self._shards.setdefault(key, Shard[Doc]())
             doc = Doc(
                 id=props["id"],
                 label=label,
@@ -107,11 +84,7 @@ class MemoryIndex:
                 last_used=props.get("lastUsedAt"),
                 item=item,
             )
-            shard.docs[doc.id] = doc
-            shard.total_length += doc.length
-            for term, n in tf.items():
-                shard.postings.setdefault(term, {})[doc.id] = n
-                shard.weights.pop(term, None)
+            shard.add(doc)
             self._where[doc.id] = key
 
     def remove(self, node_id: str) -> None:
@@ -122,16 +95,7 @@ class MemoryIndex:
         key = self._where.pop(node_id, None)
         if key is None:
             return
-        shard = self._shards[key]
-        doc = shard.docs.pop(node_id)
-        shard.total_length -= doc.length
-        for term in doc.tf:
-            shard.weights.pop(term, None)
-            posting = shard.postings.get(term)
-            if posting is not None:
-                posting.pop(node_id, None)
-                if not posting:
-                    del shard.postings[term]
+        self._shards[key].remove(node_id)
         self.dirty.discard(node_id)
 
     def update_item(self, node_id: str, **changes: Any) -> None:
@@ -158,23 +122,7 @@ class MemoryIndex:
             shard = self._shards.get((user, repo))
             if shard is None or not terms or not shard.docs:
                 return []
-            n_docs = len(shard.docs)
-            avg = shard.total_length / n_docs
-            if not shard.avg_snapshot or abs(avg - shard.avg_snapshot) > 0.05 * shard.avg_snapshot:
-                shard.weights.clear()
-                shard.avg_snapshot = avg
-            scores: dict[str, float] = {}
-            for term in terms:
-                weights = shard.term_weights(term)
-                if not weights:
-                    continue
-                idf = math.log(1 + (n_docs - len(weights) + 0.5) / (len(weights) + 0.5))
-                if not scores:
-                    scores = {d: idf * w for d, w in weights.items()}
-                else:
-                    get = scores.get
-                    for d, w in weights.items():
-                        scores[d] = get(d, 0.0) + idf * w
+            scores = shard.scores(terms, exact=True)
             if not scores:
                 return []
             # Priors multiply by at most MAX_PRIOR, so only documents whose raw score times MAX_PRIOR reaches

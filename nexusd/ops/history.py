@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import safefs
 from ..errors import BadRequest, NotFound, NotIndexed
-from ..history import ingest, rank, reads, vectors
+from ..history import fixes, ingest, lineage, rank, reads, vectors
 from ..history.redact import DenyList
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, owner_of, repo_shared, require_repo, with_freshness
@@ -246,6 +246,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     budget = int(args.get("budget") or rank.DEFAULT_BUDGET)
     results, cut = rank.pack(ranked, budget, int(args.get("limit") or rank.DEFAULT_LIMIT))
     roots = {r.id: r.root for r in repos}
+    fixes.annotate(ctx.conn, results, roots, user)  # a failed command shows what fixed it
     for item in results:
         item["repo"] = roots.get(item.pop("repoId"), "")
     out: dict[str, Any] = {
@@ -272,7 +273,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     "first, with their messages and bounded patches.",
     args=schema(
         {
-            "target": {"type": "string", "minLength": 1, "description": "Symbol name, qualified name, id, or file path."},
+            "target": {"type": "string", "minLength": 1, "description": "A file path, or a symbol: id, key or `path:QualifiedName` (as `locate` prints), qualified or bare name."},
             "repo": REPO_ARG,
             "user": USER_ARG,
             "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many commits (default 20)."},
@@ -293,22 +294,25 @@ def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if reads.is_changed_file(conn, repo.id, rel):
         rows = reads.file_changes(conn, repo.id, rel, limit, bool(with_patch))
         return with_freshness(repo, {"target": target, "kind": "file", "path": rel, "changes": rows})
-    symbols = reads.symbols_named(conn, repo.id, target)
+    symbols = lineage.find_symbols(conn, repo.id, target)
     if not symbols:
         raise NotFound(
             f"no symbol or changed file named {target!r} in {repo.root}",
             hint="`nexus history sync` ingests commits; `nexus index` builds the symbols they link to",
         )
-    exact = [s for s in symbols if target in (s["id"], s["qualifiedName"])]
-    chosen = exact or symbols
     out_symbols = []
-    for sym in chosen[:5]:
-        rows = reads.symbol_changes(conn, sym["id"], limit, bool(with_patch))
-        out_symbols.append({**sym, "changes": rows})
+    cols = reads.change_cols(bool(with_patch))
+    for sym in symbols[:5]:
+        rows, chain, former = lineage.symbol_changes(conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit)
+        out_symbols.append({**sym, "changes": rows, "formerPaths": chain[1:], "formerNames": former})
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
-    if len(chosen) > 5:
-        result["more"] = len(chosen) - 5
-    result["note"] = "changes are linked by hunk line ranges to the symbols as indexed now"
+    if len(symbols) > 5:
+        result["more"] = len(symbols) - 5
+    result["note"] = "changes touched the symbol's qualified name in its file as it was at each commit"
+    unpatched = lineage.unpatched_commits(conn, repo.id)
+    if unpatched:
+        result["unpatched"] = unpatched
+        result["note"] += f"; {unpatched} older commits were read without diffs (NEXUS_HISTORY_PATCHES)"
     return with_freshness(repo, result)
 
 

@@ -121,6 +121,12 @@ def _query(language: str) -> Query:
     return grammar.query(_GRAMMAR[language], _query_source(_QUERY_FILE[language]))
 
 
+def definition_query(language: str) -> Query:
+    """The language's query with only its definition patterns (what a file's symbols need, without calls,
+    imports or type facts): the history layer names the symbols of old file versions with it."""
+    return grammar.query_subset(_GRAMMAR[language], _query_source(_QUERY_FILE[language]), "@definition.")
+
+
 def warm(languages: list[str] | None = None) -> None:
     """Build parsers and compile queries up front, so the first real file does not pay for it."""
     for language in languages or supported_languages():

@@ -16,7 +16,7 @@ from functools import cache
 from tree_sitter import Node, Parser, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
-__all__ = ["matches", "parser", "query"]
+__all__ = ["matches", "parser", "query", "query_subset"]
 
 
 @cache
@@ -29,6 +29,19 @@ def parser(grammar: str) -> Parser:
 def query(grammar: str, source: str) -> Query:
     """`source` compiled against a grammar, cached by both (a query is immutable once compiled)."""
     return Query(get_language(grammar), source)  # type: ignore[arg-type]
+
+
+@cache
+def query_subset(grammar: str, source: str, marker: str) -> Query:
+    """`source` compiled with only the patterns whose text holds `marker` enabled (e.g. "@definition."):
+    matching skips the disabled patterns' work."""
+    compiled = Query(get_language(grammar), source)  # type: ignore[arg-type]
+    raw = source.encode("utf-8")
+    needle = marker.encode("utf-8")
+    for index in range(compiled.pattern_count):
+        if needle not in raw[compiled.start_byte_for_pattern(index) : compiled.end_byte_for_pattern(index)]:
+            compiled.disable_pattern(index)
+    return compiled
 
 
 def matches(compiled: Query, node: Node) -> Iterable[tuple[int, dict[str, list[Node]]]]:

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from nexusd.retrieve.analysis import term_counts
 
@@ -50,9 +50,24 @@ class Doc:
     boost: float = 1.0  # test files, lock files and huge patches count for less (see `boost_of`)
 
 
+class Indexed(Protocol):
+    """What a shard needs of a document: its id, term counts, length and boost."""
+
+    id: str
+    tf: dict[str, int]
+    length: int
+    boost: float
+
+
+D = TypeVar("D", bound=Indexed)
+
+
 @dataclass
-class Shard:
-    docs: dict[str, Doc] = field(default_factory=dict)
+class Shard(Generic[D]):
+    """A BM25 inverted index over documents of one statistics domain; history (`Doc`) and memory
+    (`nexusd.memory.index.Doc`) both keep their shards in it."""
+
+    docs: dict[str, D] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=dict)
     total_length: int = 0
     # Per-term BM25 weights (boost included, idf not), computed on first use, dropped when a document with
@@ -60,17 +75,17 @@ class Shard:
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
     avg_snapshot: float = 0.0
 
-    def add(self, doc: Doc) -> None:
+    def add(self, doc: D) -> None:
         self.docs[doc.id] = doc
         self.total_length += doc.length
         for term, n in doc.tf.items():
             self.postings.setdefault(term, {})[doc.id] = n
             self.weights.pop(term, None)
 
-    def remove(self, node_id: str) -> None:
+    def remove(self, node_id: str) -> D | None:
         doc = self.docs.pop(node_id, None)
         if doc is None:
-            return
+            return None
         self.total_length -= doc.length
         for term in doc.tf:
             self.weights.pop(term, None)
@@ -79,6 +94,7 @@ class Shard:
                 posting.pop(node_id, None)
                 if not posting:
                     del self.postings[term]
+        return doc
 
     def idf(self, term: str) -> float:
         n = len(self.postings.get(term, ()))
@@ -99,24 +115,26 @@ class Shard:
         self.weights[term] = cached
         return cached
 
-    def search(self, query: Sequence[str], top: int, user: str | None = None) -> list[tuple[Doc, float]]:
-        """The `top` documents by BM25 (with their boost), optionally only those of `user` (or of no user)."""
+    def scores(
+        self, query: Iterable[str], qweights: dict[str, float] | None = None, exact: bool = False
+    ) -> dict[str, float]:
+        """BM25 score of every document holding a query term. Unless `exact`, a term held by more than
+        COMMON_SHARE of the shard only adds to documents the rarer terms found (a document matching nothing
+        but common terms cannot reach the top anyway), so a query of common words costs a walk of the rare
+        postings, not of a third of the shard per term."""
         if not self.docs:
-            return []
+            return {}
         avg = self.total_length / len(self.docs) or 1.0
         if not self.avg_snapshot or abs(avg - self.avg_snapshot) > 0.05 * self.avg_snapshot:
             self.weights.clear()
             self.avg_snapshot = avg
         scores: dict[str, float] = {}
-        # Rarest terms first; a term held by more than COMMON_SHARE of the shard only adds to documents the
-        # rarer terms found (a document matching nothing but common terms cannot reach the top anyway), so a
-        # query of common words costs a walk of the rare postings, not of a third of the shard per term.
-        common = max(COMMON_MIN, COMMON_SHARE * len(self.docs))
-        for term in sorted(query, key=lambda t: len(self.postings.get(t, ()))):
+        common = math.inf if exact else max(COMMON_MIN, COMMON_SHARE * len(self.docs))
+        for term in sorted(dict.fromkeys(query), key=lambda t: len(self.postings.get(t, ()))):
             weights = self.term_weights(term)
             if not weights:
                 continue
-            idf = self.idf(term)
+            idf = self.idf(term) * (qweights.get(term, 1.0) if qweights else 1.0)
             if not scores:
                 scores = {d: idf * w for d, w in weights.items()}
             elif len(weights) > common and len(scores) < len(weights):
@@ -129,16 +147,24 @@ class Shard:
                 sget = scores.get
                 for d, w in weights.items():
                     scores[d] = sget(d, 0.0) + idf * w
+        return scores
+
+    def search(
+        self, query: Sequence[str], top: int, user: str | None = None, qweights: dict[str, float] | None = None
+    ) -> list[tuple[D, float]]:
+        """The `top` documents by BM25 (with their boost), optionally only those of `user` (or of no user);
+        `qweights` scales a query term's contribution (expansion terms count for less than the query's own)."""
+        scores = self.scores(query, qweights)
         docs = self.docs
         if user is not None:
-            scores = {d: s for d, s in scores.items() if not docs[d].user or docs[d].user == user}
+            scores = {d: s for d, s in scores.items() if not getattr(docs[d], "user", "") or docs[d].user == user}  # type: ignore[attr-defined]
         best = heapq.nlargest(top, scores.items(), key=itemgetter(1))
         return [(docs[d], s) for d, s in best]
 
 
 @dataclass
 class RepoState:
-    shards: dict[str, Shard] = field(default_factory=dict)
+    shards: dict[str, Shard[Doc]] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)  # id -> kind
     dirty: bool = True
     gen: int = 0
@@ -235,7 +261,7 @@ class HistoryIndex:
                 doc = Doc(node_id, kind, user or "", parent or node_id, float(signal or 0.5), float(at or 0),
                           shown or "", meta or "", tf, sum(tf.values()))  # fmt: skip
                 doc.boost = boost_of(doc)
-                st.shards.setdefault(kind, Shard()).add(doc)
+                st.shards.setdefault(kind, Shard[Doc]()).add(doc)
                 st.ids[node_id] = kind
                 if kind == "commit":
                     st.commit_of[doc.parent] = node_id

@@ -14,7 +14,8 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 every query word beat the fifth-best doc section, and vice versa.
     priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
                 [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
-                0.9 (changelogs 0.75, a table of contents 0.5) times 1 + 0.15 * the idf share of the query
+                0.9 (a changelog bullet 0.75 times the commits' recency mapping of the time the bullet was committed,
+                see history/changelog.py; a table of contents 0.5) times 1 + 0.15 * the idf share of the query
                 held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
                 ranks lower but is never absent.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from nexusd.history import changelog
 from nexusd.history.rank import Hit
 from nexusd.retrieve.analysis import query_terms, terms
 from nexusd.retrieve.index import Doc, RepoState, Shard, index_for
@@ -51,6 +53,9 @@ CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with
 TOC_PRIOR = 0.5  # a table of contents names every heading and answers nothing
 HEADING_WEIGHT = 0.15  # a section whose heading path holds the query's terms: up to x1.15
 _TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
+FEEDBACK_DOCS = 3  # pseudo-relevance feedback (NEXUS_QUERY_EXPAND): the first pass's best commits and docs
+EXPAND_TERMS = 4  # terms added from them
+EXPAND_WEIGHT = 0.3  # what an added term weighs beside one of the query's own
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 
 
@@ -63,8 +68,23 @@ def _coverage(idf: dict[str, float], matched: set[str]) -> float:
     return sum(idf[t] for t in matched) / (sum(idf.values()) or 1.0)
 
 
-def _idf(shard: Shard, q: Sequence[str]) -> dict[str, float]:
-    return {t: shard.idf(t) for t in q}
+class Terms(list[str]):
+    """Query terms, with the weight of each expansion term (the query's own terms weigh 1)."""
+
+    weights: dict[str, float]
+
+    def __init__(self, items: Sequence[str], weights: dict[str, float] | None = None) -> None:
+        super().__init__(items)
+        self.weights = weights or {}
+
+
+def _qw(q: Sequence[str]) -> dict[str, float] | None:
+    return getattr(q, "weights", None) or None
+
+
+def _idf(shard: Shard[Doc], q: Sequence[str]) -> dict[str, float]:
+    w = _qw(q) or {}
+    return {t: shard.idf(t) * w.get(t, 1.0) for t in q}
 
 
 @lru_cache(maxsize=65_536)
@@ -96,11 +116,7 @@ def window(text: str, q: Sequence[str], max_chars: int) -> tuple[int, str]:
 
 
 def is_changelog(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1].lower()
-    return (
-        name.startswith(("changelog", "changes", "history", "news", "release"))
-        or "/changelog" in path.lower()
-    )
+    return changelog.is_changelog(path)
 
 
 def _clip(text: str, n: int) -> str:
@@ -127,12 +143,12 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[
         return []
     entries: dict[str, dict[str, Any]] = {}
     idf = _idf(msgs, q)
-    for rank, (doc, _score) in enumerate(msgs.search(q, POOL), 1):
+    for rank, (doc, _score) in enumerate(msgs.search(q, POOL, qweights=_qw(q)), 1):
         entries.setdefault(doc.parent, {"msg": doc, "score": 0.0})["score"] += 1.0 / (K + rank)
     if changes is not None:
         seen: set[str] = set()
         rank = 0
-        for doc, _score in changes.search(q, POOL * 3):
+        for doc, _score in changes.search(q, POOL * 3, qweights=_qw(q)):
             if doc.parent in seen:
                 continue  # a commit's best change only
             seen.add(doc.parent)
@@ -175,7 +191,7 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
         return []
     out: list[Hit] = []
     idf = _idf(shard, q)
-    for doc, score in shard.search(q, POOL, user=user if kind in ("shell", "turn") else None):
+    for doc, score in shard.search(q, POOL, user=user if kind in ("shell", "turn") else None, qweights=_qw(q)):
         cov = _coverage(idf, _matched(doc, q))
         meta = _meta(doc)
         prior = 1.0
@@ -189,7 +205,11 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
         else:
             text = doc.shown
             heading = str(meta.get("headingPath") or "")
-            prior = CHANGELOG_PRIOR if is_changelog(str(meta.get("path") or "")) else DOC_PRIOR
+            if is_changelog(str(meta.get("path") or "")):  # a bullet, dated by the commit that added it
+                age = max(0.0, (st.newest or doc.at) - doc.at) if doc.at else YEAR_S * 10
+                prior = CHANGELOG_PRIOR * (0.7 + 0.3 * 0.5 ** (age / YEAR_S))
+            else:
+                prior = DOC_PRIOR
             if _TOC.search(heading.rsplit(" > ", 1)[-1]):
                 prior = TOC_PRIOR
             prior *= 1.0 + HEADING_WEIGHT * _coverage(idf, set(q).intersection(_line_terms(heading)))
@@ -243,13 +263,10 @@ def search(
         return _search(conn, st, text, q, repo_id, user_id, kinds, memory, notes, t0)
 
 
-def _search(
-    conn: Conn, st: RepoState, text: str, q: list[str], repo_id: str, user_id: str, kinds: Sequence[str] | None,
-    memory: list[Hit] | None, notes: dict[str, Any], t0: float,
-) -> tuple[list[Hit], dict[str, Any]]:  # fmt: skip
-    want = (
-        set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
-    )
+def _rank(
+    st: RepoState, q: Sequence[str], want: set[str], user_id: str, repo_id: str, memory: list[Hit] | None
+) -> tuple[list[Hit], list[str], list[list[Hit]], dict[str, Doc]]:
+    """Every pool for the terms, fused: (hits best first, pool names, pools, commit id -> its best change)."""
     lists: list[list[Hit]] = []
     names: list[str] = []
     evidence: dict[str, Doc] = {}
@@ -265,8 +282,9 @@ def _search(
             names.append(kind)
     if memory:
         for hit in memory:
-            matched = set(q).intersection(terms(hit.text))
-            hit.relevance = len(matched) / len(q)
+            own = [t for t in q if t not in (_qw(q) or {})]  # the query's own terms, not the expansion
+            matched = set(own).intersection(terms(hit.text))
+            hit.relevance = len(matched) / len(own)
             hit.prior = 1.0
         lists.append(memory)
         names.append("memory")
@@ -277,6 +295,54 @@ def _search(
             hit.score = hit.relevance**2 / (K + rank) * hit.prior
             hit.relevance = round(hit.relevance, 4)
             hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits, names, lists, evidence
+
+
+def expand_enabled() -> bool:
+    from nexusd import config
+
+    return bool(config.get("NEXUS_QUERY_EXPAND"))
+
+
+def expansion(st: RepoState, q: Sequence[str], hits: Sequence[Hit]) -> list[str]:
+    """Pseudo-relevance feedback: the terms that weigh most (tf share x idf) in the first pass's best commits
+    and doc sections, not in the query, held by at least two documents of their pool."""
+    asked = set(q)
+    scores: dict[str, float] = {}
+    used = 0
+    for hit in hits:
+        if used >= FEEDBACK_DOCS:
+            break
+        if hit.kind not in ("commit", "doc"):
+            continue
+        shard = st.shards.get(hit.kind)
+        doc = shard.docs.get(hit.id) if shard is not None else None
+        if shard is None or doc is None or not doc.length:
+            continue
+        used += 1
+        for term, tf in doc.tf.items():
+            if term in asked or len(term) < 3 or term.isdigit() or len(shard.postings.get(term, ())) < 2:
+                continue
+            scores[term] = scores.get(term, 0.0) + tf / doc.length * shard.idf(term)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:EXPAND_TERMS]
+    return [term for term, _ in best]
+
+
+def _search(
+    conn: Conn, st: RepoState, text: str, q: list[str], repo_id: str, user_id: str, kinds: Sequence[str] | None,
+    memory: list[Hit] | None, notes: dict[str, Any], t0: float,
+) -> tuple[list[Hit], dict[str, Any]]:  # fmt: skip
+    want = (
+        set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
+    )
+    hits, names, lists, evidence = _rank(st, q, want, user_id, repo_id, memory)
+    if expand_enabled() and len(q) >= 2:
+        extra = expansion(st, q, hits)
+        if extra:
+            notes["expanded"] = extra
+            expanded = Terms([*q, *extra], dict.fromkeys(extra, EXPAND_WEIGHT))
+            hits, names, lists, evidence = _rank(st, expanded, want, user_id, repo_id, memory)
     hits.sort(key=lambda h: (-h.score, h.id))
     top = hits[:FINISH]
     for hit in top:
