@@ -60,7 +60,8 @@ def test_no_module_but_the_store_reads_kuzus_wording() -> None:
     offenders = [
         f"{path.relative_to(NEXUSD)}:{n}: {line.strip()}"
         for path in sorted(NEXUSD.rglob("*.py"))
-        if path.name != "store.py"
+        # protocol.py is msgpack's one importer and reads msgpack's wording (a length bound), never Kuzu's
+        if path.name not in ("store.py", "protocol.py")
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if pattern.search(line)
     ]
