@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 # Kuzu 0.11.3 reports a failed write as "IO exception: Cannot write to file ... numBytesWritten: N"
-# (with "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "A full disk".
+# (with "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "Invariants".
 _STORE_SPACE_MARKERS = ("cannot write to file", "no space left", "disk quota", "file too large")
 CHECKPOINT_MARGIN = 8 * 1024 * 1024
 RESUME_MARGIN = 8 * 1024 * 1024  # free space writes need again after one ran out of space

@@ -231,7 +231,7 @@ class Store:
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
         self.exclusive: Callable[[], AbstractContextManager[Any]] = nullcontext
         # Set by the daemon (recovery.checkpoint_allowed): False while the disk is too full for a checkpoint,
-        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "A full disk").
+        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "Invariants").
         self.checkpoint_allowed: Callable[[], bool] = lambda: True
         self.fts_available = False
         conn = self.connect()
