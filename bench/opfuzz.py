@@ -1,6 +1,6 @@
 """Operation-sequence fuzzing figures (tests/reliability/opfuzz.py) -> bench/results/opfuzz.json.
 
-    python bench/opfuzz.py [--sequences 20000] [--seconds 0] [--seed 20000] [--flooder]
+    python bench/opfuzz.py [--sequences 20000] [--seconds 0] [--seed 20000] [--flooder] [--out opfuzz.json]
 
 Counts sequences, requests, daemon deaths, hangs (no `ping` answer within 1 s after a sequence), `internal`
 replies and every error code, and samples the daemon's RSS every 200 sequences."""
@@ -25,10 +25,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20_000)
     ap.add_argument("--repos", type=int, default=4)
     ap.add_argument("--flooder", action="store_true", help="keep a client connected that never reads")
+    ap.add_argument("--out", default="opfuzz.json", help="result file name under bench/results/")
     args = ap.parse_args()
     fz = OpFuzzer(repos=args.repos)
     t0 = time.monotonic()
-    out_path = Path(__file__).resolve().parent / "results" / "opfuzz.json"
+    out_path = Path(__file__).resolve().parent / "results" / args.out
 
     def write(out: object) -> None:
         summary = out.summary()  # type: ignore[attr-defined]

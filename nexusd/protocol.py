@@ -21,7 +21,7 @@ HARD_FRAME_BYTES = 64 * 1024 * 1024
 MAX_ID_CHARS = 128
 MAX_OP_CHARS = 64
 # Bounds on a request's arguments, checked while the frame is decoded and before any schema walk, so one
-# request can cost the socket loop only a bounded amount of time and memory (RELIABILITY.md, "The socket loop").
+# request can cost the socket loop only a bounded amount of time and memory (ARCHITECTURE.md, "Invariants").
 MAX_ARG_ITEMS = 600_000  # list elements plus map entries, summed over the whole request
 MAX_CONTAINER_LEN = 100_000  # elements of one list or entries of one map
 MAX_ARG_DEPTH = 32  # lists and maps inside lists and maps

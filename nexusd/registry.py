@@ -79,7 +79,7 @@ REPO_ARG = {
 USER_ARG = {"type": "string", "maxLength": 200, "description": "Memory owner (default: the OS user or NEXUS_USER)."}
 
 # Limits every argument schema gets where it declares none, so validation is bounded and clients see them
-# in the catalogue (RELIABILITY.md, "The socket loop").
+# in the catalogue (ARCHITECTURE.md, "Invariants").
 DEFAULT_MAX_STRING = 16_384
 DEFAULT_MAX_ITEMS = 10_000
 _LIMIT_KEYS = ("maxLength", "maxItems", "maxProperties")

@@ -49,7 +49,7 @@ CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
 LONG_JOB_MAX_WAIT_S = 0.5  # a queued sync waits at most about this long behind quick writes
 QUICK_BUDGET_S = 0.05  # quick writes a running sync lets in at each of its safe points
 # Replies a peer has not taken yet wait here, per peer, when its pipe is full; past these bounds its replies
-# are dropped and its new requests ignored until it reads again (RELIABILITY.md, "The socket loop").
+# are dropped and its new requests ignored until it reads again (ARCHITECTURE.md, "Invariants").
 PEER_BACKLOG_FRAMES = 1_000
 PEER_BACKLOG_BYTES = 32 * 1024 * 1024
 TOTAL_BACKLOG_BYTES = 256 * 1024 * 1024

@@ -86,7 +86,7 @@ def store_error(message: str, *, aborted: bool = False) -> StoreError:
     timeout = "interrupted" in text or "timeout" in text
     error = _KINDS[(aborted, busy, timeout)](message)
     # Kuzu 0.11.3 reports a failed write as "IO exception: Cannot write to file ... numBytesWritten: N" (with
-    # "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "A full disk".
+    # "Error: Success" when the short write set no errno); see ARCHITECTURE.md, "Invariants".
     error.no_space = any(marker in text for marker in _SPACE_MARKERS)
     return error
 
@@ -283,7 +283,7 @@ class Store:
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
         self.exclusive: Callable[[], AbstractContextManager[Any]] = nullcontext
         # Set by the daemon (recovery.checkpoint_allowed): False while the disk is too full for a checkpoint,
-        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "A full disk").
+        # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "Invariants").
         self.checkpoint_allowed: Callable[[], bool] = lambda: True
         self.fts_available = False
         conn = self.connect()

@@ -1,8 +1,8 @@
 """The memory journal: an append-only file of framed, checksummed JSON records, fsynced before a memory write
 is acknowledged.
 
-Kuzu can be left unopenable by a kill -9 during a checkpoint (ARCHITECTURE.md, "Memory at rest" and
-RELIABILITY.md), and memory cannot be re-derived, so the journal is the source of truth and the graph a
+Kuzu can be left unopenable by a kill -9 during a checkpoint (ARCHITECTURE.md, "Invariants"; RELIABILITY.md),
+and memory cannot be re-derived, so the journal is the source of truth and the graph a
 replayable view of it:
 
     write:   append {seq, op, ...payload} -> fsync -> apply to the graph in one transaction

@@ -253,21 +253,27 @@ class MemoryRig:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def run_all(trials: int, seed: int = 7, files: int = 300) -> dict[str, list[Trial]]:
+KINDS = ("cold_index", "incremental_sync", "memory_burst")
+
+
+def run_all(trials: int, seed: int = 7, files: int = 300, kinds: tuple[str, ...] = KINDS) -> dict[str, list[Trial]]:
     rng = random.Random(seed)
-    out: dict[str, list[Trial]] = {"cold_index": [], "incremental_sync": [], "memory_burst": []}
-    for n in range(trials):
-        out["cold_index"].append(cold_trial(n, rng, files=files))
-    inc = IncrementalRig(files=files + 100)
-    try:
+    out: dict[str, list[Trial]] = {kind: [] for kind in kinds}
+    if "cold_index" in kinds:
         for n in range(trials):
-            out["incremental_sync"].append(inc.trial(n, rng))
-    finally:
-        inc.close()
-    mem = MemoryRig()
-    try:
-        for n in range(trials):
-            out["memory_burst"].append(mem.trial(n, rng))
-    finally:
-        mem.close()
+            out["cold_index"].append(cold_trial(n, rng, files=files))
+    if "incremental_sync" in kinds:
+        inc = IncrementalRig(files=files + 100)
+        try:
+            for n in range(trials):
+                out["incremental_sync"].append(inc.trial(n, rng))
+        finally:
+            inc.close()
+    if "memory_burst" in kinds:
+        mem = MemoryRig()
+        try:
+            for n in range(trials):
+                out["memory_burst"].append(mem.trial(n, rng))
+        finally:
+            mem.close()
     return out
