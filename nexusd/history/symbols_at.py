@@ -10,7 +10,7 @@ the stored changes.
 
 Both blobs come from one `git cat-file --batch` process per sync, and each blob is parsed once (by object id)
 with the language's definition patterns only (`definitions`): the same patterns and the same container sweep as
-the code graph (`nexusd.parse.extract`), without calls, imports or type facts, which is about 5x cheaper than a
+the code graph (`nexusd.parse.extract`), without calls, imports or type facts, which is about 3.5x cheaper than a
 full extraction.
 """
 
