@@ -78,6 +78,7 @@ class CFamilyRules(LanguageRules):
         self._by_suffix: dict[str, list[str]] = {}
         self._classes: dict[str, list[tuple[str, SymbolFact]]] = {}
         self._class_tail: dict[str, list[tuple[str, SymbolFact]]] = {}
+        self._qn_files: dict[str, list[str]] = {}  # qualified name -> the files holding a symbol of that name
 
     def config_changed(self) -> None:
         self._dirs = None
@@ -138,11 +139,14 @@ class CFamilyRules(LanguageRules):
         defs: dict[str, list[tuple[str, SymbolFact]]] = defaultdict(list)
         classes: dict[str, list[tuple[str, SymbolFact]]] = defaultdict(list)
         by_suffix: dict[str, list[str]] = defaultdict(list)
+        qn_files: dict[str, list[str]] = defaultdict(list)
         for path in sorted(self.index.paths):
             by_suffix[posixpath.basename(path)].append(path)
             table = self.index.tables.get(path)
             if table is None or table.facts.language not in self.languages:
                 continue
+            for qn in {sym.qualified_name for sym in table.facts.symbols}:
+                qn_files[qn].append(path)
             for sym in table.facts.symbols:
                 if sym.kind in {"function", "method"}:
                     defs[sym.qualified_name].append((path, sym))
@@ -154,6 +158,7 @@ class CFamilyRules(LanguageRules):
                 tails[sym.name].append((path, sym))
         self._defs, self._classes, self._by_suffix = dict(defs), dict(classes), dict(by_suffix)
         self._class_tail = dict(tails)
+        self._qn_files = dict(qn_files)
         self._generation = self.index.generation
 
     def resolve_include(self, src: str, spec: str, quoted: bool) -> tuple[str, float] | None:
@@ -231,9 +236,23 @@ class CFamilyRules(LanguageRules):
         return [(p, s, resolution, round(0.9 / len(defs), 3)) for p, s in defs[:5]]
 
     def find_qn(self, path: str, qn: str, kinds: frozenset[str]) -> tuple[str, SymbolFact] | None:
-        """A symbol by qualified name in the files `path` sees (itself first), definitions preferred."""
+        """A symbol by qualified name in the files `path` sees (itself first), definitions preferred.
+
+        The files holding the name are few and the include closure is up to MAX_INCLUDE_FILES: walk the
+        holders in closure order rather than the closure (a kernel tree made the closure walk the whole cost
+        of resolution)."""
+        self._refresh()
+        holders = self._qn_files.get(qn)
+        if not holders:
+            return None
+        visible = self.visible(path)
+        if len(holders) < len(visible):
+            rank = self._visible_rank(path)
+            files = sorted((f for f in holders if f in rank), key=rank.__getitem__)
+        else:
+            files = visible
         decl: tuple[str, SymbolFact] | None = None
-        for file in self.visible(path):
+        for file in files:
             table = self.index.table(file)
             if table is None:
                 continue
@@ -244,6 +263,13 @@ class CFamilyRules(LanguageRules):
                 return file, sym
             decl = decl or (file, sym)
         return decl
+
+    def _visible_rank(self, path: str) -> dict[str, int]:
+        key = ("c-visible-rank", path)
+        cached = self.index.memo.get(key)
+        if cached is None:
+            cached = self.index.memo[key] = {f: i for i, f in enumerate(self.visible(path))}
+        return cached  # type: ignore[return-value]
 
     def _qns(self, path: str, table: FileTable) -> dict[str, list[SymbolFact]]:
         """Qualified name -> every symbol of that name in one file, definitions first (memoised)."""
