@@ -5,12 +5,8 @@ The hook itself, plain shell appending one line per command, is written by the c
 it runs, so nothing is lost while it is down. The daemon rotates the spool by renaming it before reading it; a
 writer that appends later simply creates a fresh file.
 
-Spool line (version 1), tab-separated, `\\n`-terminated:
-    N1 <TAB> shell <TAB> start <TAB> end <TAB> exit <TAB> cwd <TAB> command
-`start`/`end` are epoch seconds as the shell prints them (`1700000000.123456`, a `,` decimal mark is accepted,
-whole seconds when the shell has no `$EPOCHREALTIME`). In `cwd` and `command`, backslash, newline, tab and CR are
-escaped as `\\\\`, `\\n`, `\\t`, `\\r` in pure shell (no fork), so a multi-line command cannot break a line; the
-command is cut at 4,000 characters so the line stays one small write.
+The spool line (version 1: seven tab-separated fields, escapes, the 4,000-character cut) is specified once, in
+the hook's own docstring (`client/shellhook.py`); `parse_spool` below is its reader.
 """
 
 from __future__ import annotations
