@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -110,8 +111,9 @@ def reinclude_top_level(tree: Path) -> bool:
     return False
 
 
-def run(tree: Path, edits: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"tree": str(tree), "broke": [], "nexusignore_added": reinclude_top_level(tree)}
+def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
+    """Fills `out` as it goes, so an interrupted run (Ctrl-C, SIGTERM) still leaves what it measured."""
+    out.update({"tree": str(tree), "broke": [], "nexusignore_added": reinclude_top_level(tree)})
     work = Path(tempfile.mkdtemp(prefix="nxscale-"))
     try:
         small = small_repo(work)
@@ -140,12 +142,15 @@ def run(tree: Path, edits: int) -> dict[str, Any]:
                 except Exception as exc:  # noqa: BLE001
                     out["broke"].append(f"cold index: {exc!r}")
                     out["cold"] = {"wall_s": round(time.perf_counter() - t0, 1), "failed": True}
-                stop.set()
-                for t in threads:
-                    t.join(10)
-                out["peak_rss_mb_during_index"] = peak
-                out["small_repo_locate_during_index"] = percentiles(small_lat)
-                out["broke"] += small_err[:5]
+                finally:  # also when interrupted: what was sampled so far is kept
+                    stop.set()
+                    for t in threads:
+                        t.join(10)
+                    out.setdefault("cold", {"wall_s": round(time.perf_counter() - t0, 1), "interrupted": True,
+                                            "cpu_s": round(tree_cpu_s(pid) - cpu0, 1)})
+                    out["peak_rss_mb_during_index"] = peak
+                    out["small_repo_locate_during_index"] = percentiles(small_lat)
+                    out["broke"] += small_err[:5]
                 print(f"cold {out['cold']}\npeak {peak}\nsmall repo during index {out['small_repo_locate_during_index']}",
                       flush=True)
                 if out["cold"].get("failed"):
@@ -189,9 +194,15 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=10)
     ap.add_argument("--out", default="scale_bench")
     opts = ap.parse_args()
-    result = run(opts.tree.resolve(), opts.edits)
-    result["targets"] = {"cold_wall_s": 480, "rss_mb": 2560, "noop_ms": 100, "one_file_edit_ms": 300}
-    result["cores"] = os.cpu_count()
+    result: dict[str, Any] = {"targets": {"cold_wall_s": 480, "rss_mb": 2560, "noop_ms": 100, "one_file_edit_ms": 300},
+                              "cores": os.cpu_count()}
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    started = time.perf_counter()
+    try:
+        run(opts.tree.resolve(), opts.edits, result)
+    except KeyboardInterrupt:
+        result["interrupted_after_s"] = round(time.perf_counter() - started, 1)
+        print(f"interrupted after {result['interrupted_after_s']} s; writing what was measured", flush=True)
     print(f"wrote {write_result(opts.out, result)}")
 
 
