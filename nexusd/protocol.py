@@ -51,18 +51,15 @@ def pack(obj: Any) -> bytes:
     return msgpack.packb(obj, use_bin_type=True, default=_fallback)
 
 
+# Bounds every decode shares: they keep a hostile frame from allocating gigabytes inside the unpacker.
+_UNPACK_BOUNDS: dict[str, Any] = {
+    "raw": False, "strict_map_key": False, "max_str_len": MAX_FRAME_BYTES, "max_bin_len": MAX_FRAME_BYTES,
+    "max_ext_len": 0,
+}  # fmt: skip
+
+
 def unpack(data: bytes) -> Any:
-    # Bounds keep a hostile frame from allocating gigabytes inside the unpacker.
-    return msgpack.unpackb(
-        data,
-        raw=False,
-        strict_map_key=False,
-        max_str_len=MAX_FRAME_BYTES,
-        max_bin_len=MAX_FRAME_BYTES,
-        max_array_len=1_000_000,
-        max_map_len=1_000_000,
-        max_ext_len=0,
-    )
+    return msgpack.unpackb(data, max_array_len=1_000_000, max_map_len=1_000_000, **_UNPACK_BOUNDS)
 
 
 def pack_local(obj: Any) -> bytes:
@@ -108,15 +105,11 @@ def unpack_request(data: bytes) -> Any:
     try:
         obj = msgpack.unpackb(
             data,
-            raw=False,
-            strict_map_key=False,
-            max_str_len=MAX_FRAME_BYTES,
-            max_bin_len=MAX_FRAME_BYTES,
             max_array_len=MAX_CONTAINER_LEN,
             max_map_len=MAX_CONTAINER_LEN,
-            max_ext_len=0,
             list_hook=budget.list_hook,
             object_hook=budget.object_hook,
+            **_UNPACK_BOUNDS,
         )
     except NexusError:
         raise

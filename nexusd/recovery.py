@@ -119,10 +119,6 @@ class DiskGuard:
         }
 
 
-def disk_guard(daemon: Daemon) -> DiskGuard | None:
-    return daemon.disk
-
-
 def space_check(guard: DiskGuard | None, what: str) -> None:
     if guard is not None:
         guard.check_write(what)
@@ -140,7 +136,7 @@ def as_no_space(guard: DiskGuard | None, exc: BaseException, what: str) -> NoSpa
 
 
 def checkpoint_allowed(daemon: Daemon) -> bool:
-    guard = disk_guard(daemon)
+    guard = daemon.disk
     store = daemon.store
     if guard is None or store is None:
         return True
@@ -163,7 +159,7 @@ def close_store(daemon: Daemon, marker: Path) -> bool:
     if store is None:
         return True
     if not checkpoint_allowed(daemon):
-        guard = disk_guard(daemon)
+        guard = daemon.disk
         log.error(
             "the disk is too full to checkpoint (%s bytes free, WAL %d bytes): leaving the database as it is; "
             "the next start replays its WAL",
@@ -188,7 +184,7 @@ def health(daemon: Daemon) -> dict[str, Any]:
         "peers": outbox.stats() if outbox is not None else {},
         "recovery": daemon.recovery,
     }
-    guard = disk_guard(daemon)
+    guard = daemon.disk
     if guard is not None:
         out["disk"] = guard.stats()
     if daemon.parts is not None:
