@@ -23,8 +23,6 @@ from pathlib import Path
 from nexusd.history import git as git_source
 from nexusd.history.facts import CommitFacts
 from nexusd.parse import extract as extract_mod
-from nexusd.parse import grammar
-from nexusd.parse.facts import FileFacts
 from nexusd.parse.languages import parsed_language
 
 Range = tuple[int, int, str]  # (first line, last line, qualified name), 1-based inclusive
@@ -40,37 +38,11 @@ def definitions(path: str, data: bytes) -> list[Range]:
         return []
     if b"\0" in data[: extract_mod.BINARY_PROBE]:
         return []
-    hooks = extract_mod.HOOKS[language]
-    if language == "python" and b"coding" in data[:400]:
-        data = extract_mod.source_as_utf8(data)
     try:
-        root = extract_mod._parser(language).parse(data).root_node
-        defs: list[extract_mod._Def] = []
-        roles = extract_mod._ROLES.setdefault(language, {})
-        for pattern, caps in grammar.matches(extract_mod.definition_query(language), root):
-            role = roles.get(pattern)
-            if role is None:
-                role = roles[pattern] = extract_mod._role(caps)
-            kind, main = role
-            name_nodes = caps.get("name")
-            if not kind or kind in ("call", "new", "typing", "import", "export", "import.dynamic") or not name_nodes:
-                continue
-            node = caps[main][0]
-            if kind in extract_mod._VALUE_KINDS and not hooks.keep_value_definition(node):
-                continue
-            name_node = name_nodes[0]
-            name = (name_node.text or b"").decode("utf-8", errors="replace")
-            if name_node.type == "string":
-                from nexusd.parse.hooks import string_value
-
-                name = string_value(name_node) or name
-            bases = caps.get("bases")
-            defs.append(extract_mod._Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
-        facts = FileFacts(path=path, language=language, role="", hash="", line_count=0)
-        extract_mod._build_symbols(facts, hooks, data, defs)
+        symbols = extract_mod.definition_symbols(path, language, data)
     except Exception:  # noqa: BLE001 - a version that cannot be parsed names no symbols; the sync goes on
         return []
-    return [(s.start_line, s.end_line, s.qualified_name) for s in facts.symbols]
+    return [(s.start_line, s.end_line, s.qualified_name) for s in symbols]
 
 
 def touched(hunks: Iterable[Sequence[int]], new: Sequence[Range], old: Sequence[Range]) -> set[str]:

@@ -276,20 +276,13 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             if fact is not None:
                 facts.imports.append(fact)
         elif kind:
-            name_nodes = caps.get("name")
-            if not name_nodes:
-                continue
-            if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
+            definition = _definition(hooks, kind, node, caps)
+            if definition is None:
                 continue
             if typed_definitions and kind not in _VALUE_KINDS:  # a value's binding comes from its @typing node
                 start = node.start_byte
                 types.extend((start, t) for t in hooks.type_facts(node))
-            name_node = name_nodes[0]
-            name = (name_node.text or b"").decode("utf-8", errors="replace")
-            if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes
-                name = string_value(name_node) or name
-            bases = caps.get("bases")
-            defs.append(_Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None))
+            defs.append(definition)
 
     facts.symbols.append(_module_symbol(facts, data))
     spans = _build_symbols(facts, hooks, data, defs)
@@ -301,6 +294,45 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
         values = {s.qualified_name for s in facts.symbols if s.kind in _VALUE_KINDS}
         _attach_types(facts, types, [sp for sp in spans if sp[2] not in values] if values else spans)
     facts.imports.sort(key=lambda i: i.line)
+
+
+def _definition(hooks: LanguageHooks, kind: str, node: Node, caps: dict[str, list[Node]]) -> _Def | None:
+    """One definition match as a `_Def`, or None when it has no name or is a value binding the hooks drop."""
+    name_nodes = caps.get("name")
+    if not name_nodes:
+        return None
+    if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
+        return None
+    name_node = name_nodes[0]
+    name = (name_node.text or b"").decode("utf-8", errors="replace")
+    if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes
+        name = string_value(name_node) or name
+    bases = caps.get("bases")
+    return _Def(node.start_byte, node.end_byte, node, kind, name, bases[0] if bases else None)
+
+
+def definition_symbols(path: str, language: str, data: bytes) -> list[SymbolFact]:
+    """The symbols of one file from its definition patterns only (no calls, imports or type facts), named as
+    `extract` names them; the history layer names the symbols of old file versions with it. May raise."""
+    hooks = HOOKS[language]
+    if language == "python" and b"coding" in data[:400]:
+        data = source_as_utf8(data)
+    root = _parser(language).parse(data).root_node
+    defs: list[_Def] = []
+    roles = _ROLES.setdefault(language, {})
+    for pattern, caps in grammar.matches(definition_query(language), root):
+        role = roles.get(pattern)
+        if role is None:
+            role = roles[pattern] = _role(caps)
+        kind, main = role
+        if not kind or kind in ("call", "new", "typing", "import", "export", "import.dynamic"):
+            continue
+        definition = _definition(hooks, kind, caps[main][0], caps)
+        if definition is not None:
+            defs.append(definition)
+    facts = FileFacts(path=path, language=language, role="", hash="", line_count=0)
+    _build_symbols(facts, hooks, data, defs)
+    return facts.symbols
 
 
 # Definitions that are a name bound to a value (see `LanguageHooks.keep_value_definition`).
