@@ -41,6 +41,7 @@ class Outcome:
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
+    op_seconds: Counter[str] = field(default_factory=Counter)  # wall time spent per op, to see what bounds the rate
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class Outcome:
             "codes": dict(sorted(self.codes.items())),
             "failures": self.failures[:20],
             "rss_kb": self.rss_kb,
+            "op_seconds": {op: round(s, 1) for op, s in self.op_seconds.most_common()},
         }
 
 
@@ -177,6 +179,7 @@ class OpFuzzer:
 
     def _request(self, op: str, args: dict[str, Any], out: Outcome) -> str:
         out.requests += 1
+        t0 = time.monotonic()
         try:
             result = self.client.request(op, args, timeout=60)
         except (Unavailable, Timeout) as exc:
@@ -184,6 +187,8 @@ class OpFuzzer:
         except NexusError as exc:
             out.codes[exc.code] += 1
             return exc.code
+        finally:
+            out.op_seconds[op] += time.monotonic() - t0
         out.codes["ok"] += 1
         if isinstance(result, dict):
             for key in ("id", "session"):
