@@ -252,6 +252,23 @@ def map_definitions(oracle: Oracle, syms: dict[str, list[dict[str, Any]]]) -> di
     return out
 
 
+def caller_aliases(language: str, syms: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
+    """NEXUS symbol id -> the id it is compared as when it is a caller (README.md, "Mapping"): a Python
+    `variable` (a module-level `X = make(...)`, holding its initialiser's calls) stands for its file's module,
+    which is where the Python oracle credits those calls. Fixed before any score with it was read."""
+    if language != "python":
+        return {}
+    out: dict[str, str] = {}
+    for rows in syms.values():
+        module = next((s["id"] for s in rows if s["kind"] == "module"), None)
+        if module is None:
+            continue
+        for s in rows:
+            if s["kind"] == "variable":
+                out[s["id"]] = module
+    return out
+
+
 def ask(c: Any, repo: str, op: str, args: dict[str, Any]) -> dict[str, Any]:
     return c.request(op, {"repo": repo, **args}, timeout=120)
 
@@ -278,9 +295,7 @@ def score_project(c: Any, p: dict[str, Any], root: Path, oracle: Oracle, per_pro
     index_s = time.monotonic() - t0
     syms = nexus_symbols(c, repo, oracle.files)
     mapping = map_definitions(oracle, syms)
-    back: dict[str, set[Def]] = defaultdict(set)
-    for d, sid in mapping.items():
-        back[sid].add(d)
+    as_caller = caller_aliases(p["language"], syms)
     rng = random.Random(f"{SEED}:{slug(p)}")
     cases = sample(oracle, per_project, rng)
     rows: list[dict[str, Any]] = []
@@ -303,7 +318,9 @@ def score_project(c: Any, p: dict[str, Any], root: Path, oracle: Oracle, per_pro
                 continue
             r = impact_all(c, repo, sid, depth)
             truth_ids = {mapping[t] for t in truth if t in mapping}
-            got = {x["id"]: x for x in r["callers"]}
+            got: dict[str, dict[str, Any]] = {}
+            for x in r["callers"]:
+                got.setdefault(as_caller.get(x["id"], x["id"]), x)
             right = [x for i, x in got.items() if i in truth_ids]
             found = {t for t in truth if mapping.get(t) in got}
             row[f"d{depth}"] = {
@@ -318,7 +335,8 @@ def score_project(c: Any, p: dict[str, Any], root: Path, oracle: Oracle, per_pro
             }
             if depth == 1:
                 row["edges"] = [{"caller": x["key"], "resolution": x["resolution"], "confidence": x["confidence"],
-                                 "right": x["id"] in truth_ids} for x in r["callers"]]  # fmt: skip
+                                 "right": as_caller.get(x["id"], x["id"]) in truth_ids}
+                                for x in r["callers"]]  # fmt: skip
         rows.append(row)
     imports = score_imports(c, repo, oracle)
     return {

@@ -182,6 +182,21 @@ function symbolOf(nameNode) {
   return sym;
 }
 
+// `super(...)` runs a base constructor: the declaration of the signature the compiler resolves for the call
+// (an overload signature gives way to the constructor with a body); null when no constructor is declared
+// along the chain (then the base class stands for it, as for any call of a class).
+function superTarget(nameNode) {
+  const call = nameNode.parent;
+  if (nameNode.kind !== ts.SyntaxKind.SuperKeyword || !call || !ts.isCallExpression(call) || call.expression !== nameNode) return null;
+  const sig = checker.getResolvedSignature(call);
+  let decl = sig && sig.declaration;
+  if (!decl || !ts.isConstructorDeclaration(decl)) return null;
+  if (!decl.body) decl = decl.parent.members.find((m) => ts.isConstructorDeclaration(m) && m.body) || decl;
+  if (!inRepo(decl.getSourceFile().fileName)) return "external";
+  const key = defOfNode.get(decl);
+  return key ? [key] : null;
+}
+
 // Decorators, parameter defaults of a class member and class heritage run where the class is defined: their
 // calls are credited to the scope enclosing the decorated definition.
 function scan(sf) {
@@ -190,7 +205,7 @@ function scan(sf) {
   function site(nameNode, node) {
     counts.total++;
     const caller = stack.length ? stack[stack.length - 1] : { file: r, line: 0, name: "<module>" };
-    const targets = calleeDefs(symbolOf(nameNode));
+    const targets = superTarget(nameNode) || calleeDefs(symbolOf(nameNode));
     if (targets === null) {
       counts.unresolved++;
       return;

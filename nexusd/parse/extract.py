@@ -228,6 +228,12 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     tree = _parser(language).parse(data)
     root = tree.root_node
     if root.has_error:
+        fixed = hooks.repair(data)
+        if fixed is not None and len(fixed) == len(data):
+            retry = _parser(language).parse(fixed)
+            if not retry.root_node.has_error:  # same offsets: content hashes still read the file's own bytes
+                tree, root = retry, retry.root_node
+    if root.has_error:
         line, what = _first_error(root)
         facts.diagnostics.append(Diagnostic(facts.path, "error", "syntax-error", what, line))
 

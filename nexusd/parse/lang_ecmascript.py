@@ -6,6 +6,7 @@ The three grammars share node names for everything used here, so one class serve
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact, TypeFact
@@ -19,11 +20,24 @@ if TYPE_CHECKING:
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
 
 
+# A generic call signature on its own line after another member (`<T>(v: T): Box<T>` in an interface): the
+# TypeScript grammar reads it as type arguments of the previous member's type and fails.
+_GENERIC_SIGNATURE_LINE = re.compile(rb"(?<=[^\s=(,{\[:?|&])([ \t]*\n(?:[ \t]*\n)*[ \t]*)[ \t](?=<[A-Za-z_])")
+
+
 class EcmaHooks(LanguageHooks):
     self_names = frozenset({"this"})
 
     def __init__(self, language: str) -> None:
         self.language = language
+
+    def repair(self, data: bytes) -> bytes | None:
+        """TypeScript only (in TSX and JavaScript a line opening with `<` is JSX): the last indentation
+        space before such a generic call signature becomes `;`, the member separator the grammar needs."""
+        if self.language != "typescript" or b"\n" not in data:
+            return None
+        fixed = _GENERIC_SIGNATURE_LINE.sub(rb"\1;", data)
+        return fixed if fixed != data else None
 
     def doc_anchor(self, node: Node) -> Node:
         anchor = node

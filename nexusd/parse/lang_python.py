@@ -146,11 +146,14 @@ _LITERALS = {
     "false": "{bool}",
 }
 _TRANSPARENT_EXPR = frozenset({"parenthesized_expression", "await"})
+# Standard-library calls that return an object of their first argument's type (spelt through the module, so
+# no repository function of the same bare name is mistaken for them).
+_SAME_TYPE_CALLS = frozenset({b"copy.copy", b"copy.deepcopy", b"dataclasses.replace"})
 
 
 def py_expr(node: Node | None) -> str:
-    """An expression as `TypeFact.expr`: names, attributes and calls kept, `cast(T, v)` -> `{T}`, literals
-    -> their builtin type; anything else `?`. `none` gives "" (no binding worth recording). Iterative over
+    """An expression as `TypeFact.expr`: names, attributes and calls kept, `cast(T, v)` -> `{T}`, `copy.copy(v)`
+    -> v's expression, literals -> their builtin type; anything else `?`. `none` gives "" (no binding worth recording). Iterative over
     the chain's depth, so a long chain cannot overflow the stack."""
     suffix: list[str] = []
     for _ in range(MAX_DEPTH):
@@ -170,6 +173,12 @@ def py_expr(node: Node | None) -> str:
                     return _chain(annotation(text(args.named_children[0])), suffix)
             if fn is not None and fn.type == "identifier" and fn.text == b"super":
                 return "?"
+            if fn is not None and fn.type == "attribute" and fn.text in _SAME_TYPE_CALLS:
+                args = node.child_by_field_name("arguments")
+                first = args.named_children[0] if args is not None and args.named_child_count else None
+                if first is not None and first.type not in {"keyword_argument", "list_splat", "dictionary_splat"}:
+                    node = first  # `copy.copy(x)` is of x's type
+                    continue
             suffix.append("()")
             node = fn
         elif kind in _TRANSPARENT_EXPR:

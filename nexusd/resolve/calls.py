@@ -179,7 +179,10 @@ def _resolve_one(
         # `Foo().m()` / `new Foo().m()`: when Foo is a class, m is looked up on it.
         made = resolve_dotted(index, rules, table, call.caller, receiver[:-2])
         if made is not None and made.kind == "external":
-            return [], EXTERNAL_MARK + raw  # made by something outside the repository: no guess
+            # made by something outside the repository: no guess. An outside class's instance is outside too;
+            # what an outside function returns may be a repository object (`copy.copy(self).m()`): counted
+            maker = receiver[:-2].rsplit(".", 1)[-1]
+            return [], (EXTERNAL_MARK + raw if maker[:1].isupper() else raw)
         if (
             made is not None
             and made.kind == "symbol"

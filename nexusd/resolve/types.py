@@ -14,7 +14,11 @@ instance               an instance of a repository class (or interface): its met
                        `extends` chain); `implements` adds no bodies, so no edge to an interface
                        method unless the interface itself is the declared type
 external               a value whose type lives outside the repository (an import that leaves it, a
-                       builtin such as `str`/`list`/`Array`, a literal): calls on it are never guessed
+                       builtin such as `str`/`list`/`Array`, a literal): calls on it are never guessed.
+                       What an outside *function* returns (`make()`, `copy.copy(x)` when not spelt so
+                       the parser can type it) is not known to be outside: never guessed either, but
+                       its calls stay unresolved sites that count against a verdict; an outside class's
+                       instance (a CapWords callee, `threading.Thread()`) is external
 target                 a name that is not a value (a module, a class, a function): the generic order
                        in calls.py resolves calls on it, as before
 unknown                anything else; unknown stays unknown, and the generic order decides
@@ -78,6 +82,10 @@ class Value:
 
 
 EXTERNAL = Value("external")
+# What a function outside the repository returns may be an object of the repository (`copy.copy(self)`,
+# `functools.reduce(...)`, `dataclasses.replace(obj)`): unknown, but never guessed. A call on it stays an
+# unresolved site that counts against a verdict (not marked external); its members and calls stay the same.
+EXTERNAL_RESULT = Value("external", "result")
 # A builtin container (`list`, `Array`, `Map`...) is external, but what its methods return may be an element, an
 # object of the repository: `xs.pop().save()` is unknown, not external (its site counts against a verdict).
 CONTAINER_CLASS = Value("external", "container-class")
@@ -250,11 +258,13 @@ class Evaluator:
             if name in _CONTAINER_NAMES and name in builtin_types(self.rules):
                 return CONTAINER_CLASS
             return EXTERNAL if name in builtin_types(self.rules) else None
+        if target.kind == "external" and not _repo_miss(index, target):
+            return Value("external", "name:" + name)  # the local name says what calling it makes
         return self.target(target, depth)
 
     def target(self, target: Target, depth: int) -> Value | None:
         if target.kind == "external":
-            return None if _repo_miss(self.index, target) else EXTERNAL
+            return None if _repo_miss(self.index, target) else _external_name(target.path)
         sym = target.symbol
         if target.kind == "symbol" and sym is not None and sym.parent is None:
             if sym.kind not in _VALUE_KINDS:
@@ -312,7 +322,13 @@ class Evaluator:
     # ---- steps ---------------------------------------------------------------------------------------
     def attr(self, value: Value, name: str, depth: int) -> Value | None:
         if value.kind == "external":
-            return CONTAINER_METHOD if value.path == "container" else EXTERNAL
+            if value.path == "container":
+                return CONTAINER_METHOD
+            if value.path == "result":
+                return EXTERNAL_RESULT
+            if value.path.startswith("name:"):
+                return Value("external", "name:" + name)  # a member of an outside module or class
+            return EXTERNAL
         if value.kind == "target":
             target = value.target
             if target is None:
@@ -354,6 +370,10 @@ class Evaluator:
         if value.kind == "external":
             if value.path == "container-method":
                 return None  # maybe an element: unknown
+            if value.path == "result":
+                return EXTERNAL_RESULT
+            if value.path.startswith("name:"):
+                return external_call_result(value.path[5:])
             return CONTAINER if value.path == "container-class" else EXTERNAL
         if value.kind == "method":
             return self.returns(value.path, value.sym, value.owner, depth) if value.sym is not None else None
@@ -488,6 +508,20 @@ def _c3(seqs: list[list[tuple[str, SymbolFact]]]) -> list[tuple[str, SymbolFact]
     return None
 
 
+def _external_name(spec: str) -> Value:
+    """A name bound outside the repository (`import copy`, `from copy import copy`, `import lib from "lib"`):
+    external, remembering its last name, which tells what calling it makes (`external_call_result`)."""
+    last = re.split(r"[./:]", spec)[-1]
+    return Value("external", "name:" + last) if last else EXTERNAL
+
+
+def external_call_result(name: str) -> Value:
+    """What calling an outside name `name` gives: a class's instance (CapWords, `threading.Thread()`) is
+    external; any other function's result is `EXTERNAL_RESULT`, unknown and never guessed (it may be an
+    argument given back, `copy.copy(self)`), so a call on it still counts against a verdict."""
+    return EXTERNAL if name[:1].isupper() else EXTERNAL_RESULT
+
+
 def _with_declared(value: Value, declared: bool) -> Value:
     return Value(value.kind, value.path, value.sym, value.target, declared, value.owner)
 
@@ -543,7 +577,7 @@ def typed_receiver(
         return None
     raw = f"{call.receiver}.{call.name}"
     if value.kind == "external":
-        return [], EXTERNAL_MARK + raw
+        return [], raw if value is EXTERNAL_RESULT or value.path == "result" else EXTERNAL_MARK + raw
     if value.sym is None:
         return [], raw
     hit = Evaluator(index, rules).member(value.path, value.sym, call.name)

@@ -603,3 +603,73 @@ def test_what_a_builtin_containers_method_returns_is_unknown_not_external(tmp_pa
         ]
         assert sorted(raw for raw, ext in marked if not ext) == unknown, path
         assert all(ext for raw, ext in marked if raw not in unknown), path
+
+
+def _marked(repo: Repo, path: str) -> dict[str, bool]:
+    """Unresolved raw call -> whether it is marked external (external sites never count against a verdict)."""
+    res = repo.index.resolve_file(path)
+    return {raw: ext for src, raws in res.unresolved.items() for raw, (_, ext) in zip(raws, res.sites[src], strict=True)}
+
+
+def test_copy_of_a_typed_value_keeps_its_type(tmp_path: Path) -> None:
+    files = {
+        "models.py": TWO_GOES.replace("class A:\n", "class A:\n    def evolve(self):\n        new = copy.copy(self)\n"
+                                      "        new.go()\n        copy.deepcopy(self).go()\n        return new\n"),
+        "use.py": (
+            "import copy\n"
+            "import dataclasses\n"
+            "from models import A\n"
+            "def run(a: A):\n"
+            "    b = copy.deepcopy(a)\n"
+            "    b.go()\n"
+            "    dataclasses.replace(a, x=1).go()\n"
+            "    copy.copy(x=a).go()\n"  # no positional argument: not a copy of anything known
+            "def copy_like(a: A):\n"
+            "    def copy(v):\n"
+            "        return B()\n"
+            "    copy(a).go()\n"  # a bare `copy` is whatever this file defines, never taken for copy.copy
+        ),
+    }
+    files["models.py"] = "import copy\n" + files["models.py"]
+    repo = Repo(tmp_path, files)
+    assert typed(repo, "models.py") == {("A.evolve", "py:method:models.py:A.go", "inferred")}
+    assert [e.line for e in repo.index.resolve_file("models.py").calls if e.resolution == "inferred"] == [5, 6]
+    assert typed(repo, "use.py") == {("run", "py:method:models.py:A.go", "inferred")}
+    assert sorted(e.line for e in repo.index.resolve_file("use.py").calls if e.resolution == "inferred") == [6, 7]
+    assert _marked(repo, "use.py")["copy.copy().go"] is False  # unknown, so it counts against a verdict
+
+
+def test_what_an_outside_function_returns_is_unknown_and_never_guessed(tmp_path: Path) -> None:
+    # One `go` in the repository: a name-only guess would bind it; the receivers are made outside the repository.
+    files = {
+        "models.py": "class A:\n    def go(self):\n        pass\n",
+        "use.py": (
+            "import functools\n"
+            "import threading\n"
+            "from somewhere import make, Thing\n"
+            "def run(xs):\n"
+            "    r = functools.reduce(max, xs)\n"
+            "    r.go()\n"  # may be an A handed back: unknown, counted
+            "    make().go()\n"  # likewise
+            "    make().attr.go()\n"  # recorded as `<expr>.go`: unknown, counted
+            "    t = threading.Thread()\n"
+            "    t.go()\n"  # an outside class's instance: external, not counted
+            "    Thing().go()\n"
+        ),
+        "use.ts": (
+            "import { make, Thing } from 'somewhere';\n"
+            "export function run() {\n"
+            "  const r = make();\n"
+            "  r.go();\n"
+            "  new Thing().go();\n"
+            "}\n"
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert repo.calls("use.py") == set() and repo.calls("use.ts") == set()
+    assert {raw: ext for raw, ext in _marked(repo, "use.py").items() if raw.endswith(".go")} == {
+        "r.go": False, "make().go": False, "<expr>.go": False, "t.go": True, "Thing().go": True,
+    }
+    assert {raw: ext for raw, ext in _marked(repo, "use.ts").items() if raw.endswith(".go")} == {
+        "r.go": False, "Thing().go": True,
+    }

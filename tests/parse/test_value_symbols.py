@@ -161,3 +161,24 @@ def test_calls_belong_to_the_right_one_of_two_same_named_members(tmp_path: Path)
         ("serve.format", "ts:function:src/lib.ts:first", "import-bound"),
         ("serve.format#1", "ts:function:src/lib.ts:second", "import-bound"),  # the second `format`
     }
+
+
+def test_object_members_with_computed_keys_are_symbols(tmp_path: Path) -> None:
+    text = (
+        "import { f } from './lib'\n"
+        "export function iterate() {\n"
+        "  return {\n"
+        "    async *[Symbol.asyncIterator]() { f() },\n"
+        "    [KEY]: () => f(),\n"
+        "  }\n"
+        "}\n"
+    )
+    assert kinds("src/it.ts", text) == [
+        ("function", "iterate", 2, 7),
+        ("property_function", "iterate.[Symbol.asyncIterator]", 4, 4),
+        ("property_function", "iterate.[KEY]", 5, 5),
+    ]
+    repo = Repo(tmp_path, {"src/it.ts": text, "src/lib.ts": LIB})
+    assert {src for src, dst, _ in repo.calls("src/it.ts") if dst.endswith(":f")} == {
+        "iterate.[Symbol.asyncIterator]", "iterate.[KEY]",
+    }  # not `iterate`: the calls run when the members are called

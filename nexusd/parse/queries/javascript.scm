@@ -29,12 +29,12 @@
 ; They are callers and callees of their own (kind property_function), qualified by the enclosing definition.
 (object
   (pair
-    key: [(property_identifier) (string)] @name
+    key: [(property_identifier) (string) (computed_property_name)] @name
     value: [(arrow_function) (function_expression) (generator_function)]) @definition.property_function)
 
 (object
   (method_definition
-    name: [(property_identifier) (string)] @name) @definition.property_function)
+    name: [(property_identifier) (string) (computed_property_name)] @name) @definition.property_function)
 
 ; Top-level `const`/`let`/`var` initialised by a call, `new`, `await` or an object literal (a function is a
 ; function, above): `export const X = factory(...)`, `const schema = z.string().nullable()`. Kinds: constant
