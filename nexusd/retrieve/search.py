@@ -13,11 +13,12 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 and best change together for a commit). Coverage is what makes a commit message that names
                 every query word beat the fifth-best doc section, and vice versa.
     priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
-                [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
+                [0.7, 1.0], times (0.85 + 0.15 * signal), times RELEASE_PRIOR for a release commit (its
+                subject is a version and nothing else: the changelog section says what it released); shell commands: failed 1.0, succeeded 0.85; docs
                 0.9 (a changelog bullet 0.75 times the commits' recency mapping of the time the bullet was committed,
                 see history/changelog.py; a table of contents 0.5) times 1 + 0.15 * the idf share of the query
-                held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
-                ranks lower but is never absent.
+                held by the section's heading path; turns 0.9. Every prior lies in [0.35, 1.04]: old history
+                and release bookkeeping rank lower but are never absent.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
@@ -51,6 +52,12 @@ TURN_CHARS = 900
 DOC_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with its diff) is the answer
 TOC_PRIOR = 0.5  # a table of contents names every heading and answers nothing
+RELEASE_PRIOR = 0.6  # a release commit names a version and nothing else: what it released is the changelog's
+# section for that version, which says what changed (the commit's own diff only dates that section)
+_RELEASE = re.compile(
+    r"(?i)^\W*(?:(?:release[ds]?|releasing|start(?:ing)?|prepar(?:e|ing)|bump(?:ed)?|version|to|v)\W+)*"
+    r"v?\d+(?:\.\d+)+[\w.+-]*\W*(?:\(#\d+\)\W*)?$"
+)
 HEADING_WEIGHT = 0.15  # a section whose heading path holds the query's terms: up to x1.15
 _TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
 FEEDBACK_DOCS = 3  # pseudo-relevance feedback (NEXUS_QUERY_EXPAND): the first pass's best commits and docs
@@ -130,10 +137,19 @@ def _meta(doc: Doc) -> dict[str, Any]:
         return {}
 
 
+def is_release(shown: str) -> bool:
+    """A commit whose subject is a version and nothing more ("release version 3.1.1", "0.70.0", "Version
+    0.28.0. (#3419)", "bump version to v2.0.1")."""
+    head = shown.split("\n", 1)[0]
+    subject = head.split("): ", 1)[1] if "): " in head else head  # "commit <sha> (<author>): <subject>"
+    return bool(_RELEASE.match(subject.strip()))
+
+
 def _commit_prior(st: RepoState, doc: Doc) -> float:
     age = max(0.0, (st.newest or doc.at) - doc.at) if doc.at else YEAR_S * 10
     recency = 0.5 ** (age / YEAR_S)
-    return (0.7 + 0.3 * recency) * (0.85 + 0.15 * min(1.0, max(0.0, doc.signal)))
+    prior = (0.7 + 0.3 * recency) * (0.85 + 0.15 * min(1.0, max(0.0, doc.signal)))
+    return prior * RELEASE_PRIOR if is_release(doc.shown) else prior
 
 
 def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[Hit]:
