@@ -150,3 +150,29 @@ def test_what_changed_in_a_version_is_its_changelog_section_not_the_release_comm
         assert release in [h.get("sha") for h in hits]  # ranked lower, never absent
         # a commit that says more than a version keeps its place
         assert ask(c, repo, "stop retrying after attempts")[0].get("sha") != release
+
+
+NOTES = """# Changelog
+
+## 1.2.0
+
+- Hook functions are no longer run twice when changing directory with ALT-C (#12)
+- The preview window keeps its size after a resize (#13)
+"""
+
+
+def test_a_changelog_bullet_citing_a_commits_number_speaks_for_that_commit(
+    daemon: DaemonProcess, new_repo: Factory
+) -> None:
+    repo = new_repo(files={"CHANGELOG.md": NOTES})
+    fix = commit(repo, "fix(zsh): avoid double call of chpwd in alt-c\n\ncloses #12", {"shell/key.zsh": "cd\n"})
+    commit(repo, "test(zsh): alt-c widget", {"test/key.zsh": "cd\n"})
+    commit(repo, "resize the preview window (#13)", {"src/preview.go": "size\n"})
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        hits = ask(c, repo, "hook functions run twice when changing directory")
+        assert hits[0].get("sha") == fix, [h["text"][:60] for h in hits]  # the bullet's words found the fix
+        assert "changelog: CHANGELOG.md:5" in hits[0]["text"]
+        assert any(h["kind"] == "doc" and h["path"] == "CHANGELOG.md" for h in hits)  # the bullet stays
+        assert ask(c, repo, "resize", kinds=["commit"])[0].get("noteId") is not None
