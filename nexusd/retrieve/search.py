@@ -207,8 +207,8 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
             continue  # a change whose commit is not stored (cannot happen through ingest)
         matched = _matched(msg, q)
         change: Doc | None = entry.get("change")
-        if change is not None:
-            matched |= _matched(change, q)
+        if change is not None and not is_changelog(str(_meta(change).get("path") or "")):
+            matched |= _matched(change, q)  # a changelog's diff repeats its bullets, which are docs of their own
         note: tuple[Doc, str] | None = entry.get("note")
         if note is not None:  # the bullet's own lines, not the rest of its section
             matched |= set(q).intersection(terms(note[1]))
