@@ -29,13 +29,14 @@ No Kuzu import: the caller passes a Conn (nexusd.store).
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from nexusd.retrieve import pack as pack_
 
 if TYPE_CHECKING:
     from nexusd.history.vectors import Embedder
@@ -48,7 +49,7 @@ DEFAULT_BUDGET = 1500
 DEFAULT_LIMIT = 10
 PER_SOURCE_TOP = 40
 RECENCY_HALF_LIFE_S = 30 * 86400.0
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = pack_.CHARS_PER_TOKEN
 _SHOW_CHARS = {"commit": 1200, "change": 900, "doc": 1600, "turn": 1200, "shell": 600}
 
 # kind, table, index (None: the shared history_fts over HistoryText), scope (repo | user), projection
@@ -409,34 +410,18 @@ def fuse_repos(per_repo: Sequence[list[Hit]]) -> list[Hit]:
 
 
 def tokens_of(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    return pack_.estimate(text)
 
 
 def pack(hits: list[Hit], budget: int, limit: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Cap per parent, then pack into the token budget; returns (results, cut)."""
-    cut = {"parentCap": 0, "limit": 0, "budget": 0, "budgetTokens": 0, "shortened": 0}
-    per_parent: dict[str, int] = {}
-    results: list[dict[str, Any]] = []
-    used = 0
-    for hit in hits:
-        if per_parent.get(hit.parent, 0) >= MAX_PER_PARENT:
-            cut["parentCap"] += 1
-            continue
-        if len(results) >= limit:
-            cut["limit"] += 1
-            continue
-        tokens = tokens_of(hit.text)
-        if used + tokens > budget:
-            room = budget - used
-            if results or room < 8:
-                cut["budget"] += 1
-                cut["budgetTokens"] += tokens
-                continue
-            hit.text = hit.text[: room * CHARS_PER_TOKEN - 3] + "..."
-            cut["shortened"] += 1
-            tokens = tokens_of(hit.text)
-        per_parent[hit.parent] = per_parent.get(hit.parent, 0) + 1
-        used += tokens
-        results.append(hit.to_dict(tokens))
-    cut["tokensUsed"] = used
+    """Cap per parent, then pack into the token budget (nexusd.retrieve.pack); returns (results, cut)."""
+
+    def shorten(hit: Hit, room: int) -> Hit:
+        hit.text = pack_.shorten_text(hit.text, room)
+        return hit
+
+    packed = pack_.pack(hits, budget, cost=lambda h: tokens_of(h.text), limit=limit, parent=lambda h: h.parent,
+                        per_parent=MAX_PER_PARENT, shorten=shorten)  # fmt: skip
+    results = [hit.to_dict(tokens) for hit, tokens in zip(packed.items, packed.tokens, strict=True)]
+    cut: dict[str, Any] = {**packed.cut, "tokensUsed": packed.used}
     return results, cut

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 
+from nexusd.retrieve import pack as retrieve_pack
+
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[_'\-][A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # Only glue words with no meaning in code; never get/set/name/value/self/new/use.
 STOPWORDS = frozenset({"a", "an", "the", "of", "to", "and", "or", "is", "are", "was", "in", "on", "at", "it", "be"})
 
-# Budgets are in tokens; we estimate a token as 4 characters of rendered text (a common rule of thumb for
-# English and code with BPE tokenizers), rounded up.
-CHARS_PER_TOKEN = 4
+# Budgets are in tokens, estimated the way every budgeted op estimates them (nexusd.retrieve.pack).
+CHARS_PER_TOKEN = retrieve_pack.CHARS_PER_TOKEN
 
 
 def _norm(word: str) -> str:
@@ -53,4 +54,4 @@ def search_text(*fields: str | None) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    return max(1, -(-len(text) // CHARS_PER_TOKEN))
+    return retrieve_pack.estimate(text)

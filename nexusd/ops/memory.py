@@ -21,6 +21,7 @@ from ..memory.service import MemoryService, export_nodes, render
 from ..memory.text import CHARS_PER_TOKEN, estimate_tokens, search_text
 from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
 from ..repos import Repo, require_repo
+from ..retrieve import pack as retrieve_pack
 
 DEFAULT_BUDGET = 2000
 MAX_TEXT = 64_000
@@ -416,19 +417,13 @@ def recall(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         ranked.sort(key=lambda pair: (-pair[0], -pair[1].score, pair[1].doc.id))
     items: list[dict[str, Any]] = []
     docs = []
-    used_tokens = 0
-    cut_items = cut_tokens = 0
-    for score, hit in ranked:
+    shown = [(score, hit, render(hit.doc.item)) for score, hit in ranked if hit.doc.item["type"] in types]
+    packed = retrieve_pack.pack(shown, budget, cost=lambda s: estimate_tokens(s[2]), limit=limit)
+    used_tokens = packed.used
+    cut_items = len(shown) - len(packed.items)
+    cut_tokens = sum(estimate_tokens(s[2]) for s in shown) - packed.used
+    for (score, hit, text), cost in zip(packed.items, packed.tokens, strict=True):
         doc = hit.doc
-        if doc.item["type"] not in types:
-            continue
-        text = render(doc.item)
-        cost = estimate_tokens(text)
-        if len(items) >= limit or used_tokens + cost > budget:
-            cut_items += 1
-            cut_tokens += cost
-            continue
-        used_tokens += cost
         item = {k: v for k, v in doc.item.items() if not k.startswith("symbol") or k == "symbol"}
         item.update(text=text, score=round(score, 6), tokens=cost)
         if doc.item["type"] == "fact":

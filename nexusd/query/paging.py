@@ -21,15 +21,16 @@ import time
 from typing import Any
 
 from ..errors import BadRequest
+from ..retrieve import pack as retrieve_pack
 
 # Arguments that do not change which list an answer pages through.
 _NOT_HASHED = ("cursor", "limit", "budget", "user")
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = retrieve_pack.CHARS_PER_TOKEN
 TOKEN_NOTE = "tokens ~= characters / 4 of the compact JSON"
 
 
 def tokens(value: Any) -> int:
-    return (len(json.dumps(value, separators=(",", ":"), default=str)) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    return retrieve_pack.estimate_json(value)
 
 
 def args_hash(op: str, args: dict[str, Any]) -> str:
@@ -93,15 +94,8 @@ def page(
 
 def budget_cut(items: list[dict[str, Any]], offset: int, budget: int) -> tuple[list[dict[str, Any]], int]:
     """As many items from `offset` as fit in `budget` tokens (at least one); returns (items, tokens used)."""
-    used = 0
-    out: list[dict[str, Any]] = []
-    for item in items[offset:]:
-        cost = tokens(item)
-        if out and used + cost > budget:
-            break
-        out.append(item)
-        used += cost
-    return out, used
+    packed = retrieve_pack.pack(items[offset:], budget, cost=tokens, stop=True)
+    return packed.items, packed.used
 
 
 class Clock:

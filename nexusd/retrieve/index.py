@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from nexusd.history import changelog
 from nexusd.retrieve.analysis import term_counts
 
 if TYPE_CHECKING:
@@ -172,6 +174,9 @@ class RepoState:
     newest: float = 0.0  # the newest commit time: "now" for the recency of old history
     commit_of: dict[str, str] = field(default_factory=dict)  # parent ("commit:<sha>") -> the commit's doc id
     sections: dict[str, tuple[str, int, str, str]] = field(default_factory=dict)  # id -> text, line, path, heading
+    # Changelog bullets and the commits that cite the same issue or pull-request number (`links`).
+    ref_commits: dict[str, list[str]] = field(default_factory=dict)  # "4879" -> parents of commits citing it
+    section_refs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # section id -> (number, bullet)
     built: bool = False  # the first full build is done
     lock: threading.RLock = field(default_factory=threading.RLock)  # readers and in-place syncs take turns
 
@@ -222,6 +227,7 @@ class HistoryIndex:
                 with st.lock:
                     st.shards, st.ids, st.commit_of = fresh.shards, fresh.ids, fresh.commit_of
                     st.sections, st.newest, st.built = fresh.sections, fresh.newest, True
+                    st.ref_commits, st.section_refs = fresh.ref_commits, fresh.section_refs
             with self.lock:
                 if writers_done and gen == st.gen:
                     st.dirty = False
@@ -275,6 +281,8 @@ class HistoryIndex:
                     st.sections[node_id] = (text or "", int(line or 1), path or "", heading or "")
         commits = st.shards.get("commit")
         st.newest = max((d.at for d in commits.docs.values()), default=0.0) if commits else 0.0
+        if gone or new:
+            st.ref_commits, st.section_refs = links(st)
 
     def warm(self, conn: Conn) -> int:
         repos = [r[0] for r in conn.rows("MATCH (n:Repository) RETURN n.id")]
@@ -284,9 +292,48 @@ class HistoryIndex:
         return total
 
 
+_COMMIT_REF = re.compile(r"(?<![\w&])#(\d{1,7})\b")  # "(#3116)", "closes #4879", "Merge pull request #57"
+_NOTE_REF = re.compile(r"(?<![\w&])#(\d{1,7})\b|:(?:issue|pr):`(\d{1,7})`|/(?:pull|issues)/(\d{1,7})\b")
+_BULLET_START = re.compile(r"^\s*[-*+]\s")
+MAX_REF_COMMITS = 3  # a number cited by more commits than this says nothing about which one a bullet means
+
+
+def links(st: RepoState) -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str]]]]:
+    """Changelog bullets linked to commits by the issue / pull-request numbers both cite: a bullet saying
+    "fixed `chpwd` hook functions being called twice by ALT-C (#4879)" describes the commit "fix(zsh): avoid
+    double call for 'chpwd' in alt-c ... closes #4879" in the user's words. Returns (number -> the parents of
+    the commits citing it, at most MAX_REF_COMMITS of them; changelog section id -> (number, the bullet that
+    cites it: from the nearest bullet start above the citing line down to that line), for the numbers some
+    commit cites)."""
+    cited: dict[str, list[str]] = {}
+    commits = st.shards.get("commit")
+    for doc in commits.docs.values() if commits else ():
+        for number in dict.fromkeys(_COMMIT_REF.findall(doc.shown)):
+            cited.setdefault(number, []).append(doc.parent)
+    ref_commits = {n: parents for n, parents in cited.items() if len(parents) <= MAX_REF_COMMITS}
+    section_refs: dict[str, list[tuple[str, str]]] = {}
+    for node_id, (text, _line, path, _heading) in st.sections.items():
+        if not changelog.is_changelog(path):
+            continue
+        found: list[tuple[str, str]] = []
+        lines = text.split("\n")
+        start = 0
+        for i, line in enumerate(lines):
+            if _BULLET_START.match(line):
+                start = i
+            for m in _NOTE_REF.finditer(line):
+                number = next(n for n in m.groups() if n)
+                if number in ref_commits:
+                    found.append((number, "\n".join(lines[start : i + 1])))
+        if found:
+            section_refs[node_id] = found
+    return ref_commits, section_refs
+
+
 _LOCKFILES = ("go.sum", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock",
               "cargo.lock", "gemfile.lock", "composer.lock", "requirements.txt")  # fmt: skip
 HUGE_PATCH_TERMS = 2000
+CHANGELOG_BOOST = 0.3
 
 
 def is_test_path(path: str) -> bool:
@@ -299,8 +346,10 @@ def is_test_path(path: str) -> bool:
 
 
 def boost_of(doc: Doc) -> float:
-    """How much a document's term matches count: a change to a test file 0.5, to a lock file 0.3, a huge patch
-    (more than HUGE_PATCH_TERMS terms) shrinks towards 0.5; everything else 1."""
+    """How much a document's term matches count: a change to a test file 0.5, to a lock file 0.3, to a
+    changelog CHANGELOG_BOOST (its lines are indexed as the changelog's own bullets, and the commit that edits
+    them is seldom the change they describe), a huge patch (more than HUGE_PATCH_TERMS terms) shrinks towards
+    0.5; everything else 1."""
     if doc.kind != "change":
         return 1.0
     path = ""
@@ -314,6 +363,8 @@ def boost_of(doc: Doc) -> float:
     boost = 1.0
     if path.lower().rsplit("/", 1)[-1] in _LOCKFILES:
         boost = 0.3
+    elif changelog.is_changelog(path):
+        boost = CHANGELOG_BOOST
     elif is_test_path(path):
         boost = 0.5
     if doc.length > HUGE_PATCH_TERMS:

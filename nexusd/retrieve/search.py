@@ -6,18 +6,23 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 procedures, handoffs) from the memory tables' indexes.
     folding     a change is evidence for its commit, never a result of its own: a commit's pool score is
                 1/(K + rank of its message) + CHANGE_WEIGHT/(K + rank of its best change), and its result
-                shows the message with that change's best-matching lines. Changes to test files (x0.5), lock
+                shows the message with that change's best-matching lines. A changelog bullet that cites an
+                issue / PR number the commit's message cites (retrieve/index.py `links`) is a second account
+                of the commit in the user's words: + NOTE_WEIGHT/(K + the bullet's rank among such bullets),
+                its matched terms count towards the commit's coverage, and the commit shows its best lines
+                (the bullet stays a doc result of its own too). Changes to test files (x0.5), lock
                 files (x0.3) and huge patches (down to x0.5) count for less inside the change pool.
     fusion      every pool is one ranked list; a result's relevance is 1/(K + its rank in its pool) times
                 coverage^2, where coverage is the idf share of the query's terms the result holds (message
                 and best change together for a commit). Coverage is what makes a commit message that names
                 every query word beat the fifth-best doc section, and vice versa.
     priors      commits: recency against the repository's newest commit, 0.5 ** (age / 1 year), mapped into
-                [0.7, 1.0], times (0.85 + 0.15 * signal); shell commands: failed 1.0, succeeded 0.85; docs
+                [0.7, 1.0], times (0.85 + 0.15 * signal), times RELEASE_PRIOR for a release commit (its
+                subject is a version and nothing else: the changelog section says what it released); shell commands: failed 1.0, succeeded 0.85; docs
                 0.9 (a changelog bullet 0.75 times the commits' recency mapping of the time the bullet was committed,
                 see history/changelog.py; a table of contents 0.5) times 1 + 0.15 * the idf share of the query
-                held by the section's heading path; turns 0.9. Every prior lies in [0.5, 1.04]: old history
-                ranks lower but is never absent.
+                held by the section's heading path; turns 0.9. Every prior lies in [0.35, 1.04]: old history
+                and release bookkeeping rank lower but are never absent.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
@@ -42,15 +47,23 @@ if TYPE_CHECKING:
 POOL = 40
 K = 10
 CHANGE_WEIGHT = 0.5
+NOTE_WEIGHT = 0.5  # a changelog bullet citing the commit's issue / PR number (retrieve/index.py `links`)
 YEAR_S = 365 * 86400.0
 COMMIT_MESSAGE_CHARS = 700
 EVIDENCE_CHARS = 360
+NOTE_CHARS = 240
 DOC_WINDOW_CHARS = 1100
 SHELL_CHARS = 600
 TURN_CHARS = 900
 DOC_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.75  # a changelog repeats what commits say; the commit (with its diff) is the answer
 TOC_PRIOR = 0.5  # a table of contents names every heading and answers nothing
+RELEASE_PRIOR = 0.6  # a release commit names a version and nothing else: what it released is the changelog's
+# section for that version, which says what changed (the commit's own diff only dates that section)
+_RELEASE = re.compile(
+    r"(?i)^\W*(?:(?:release[ds]?|releasing|start(?:ing)?|prepar(?:e|ing)|bump(?:ed)?|version|to|v)\W+)*"
+    r"v?\d+(?:\.\d+)+[\w.+-]*\W*(?:\(#\d+\)\W*)?$"
+)
 HEADING_WEIGHT = 0.15  # a section whose heading path holds the query's terms: up to x1.15
 _TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
 FEEDBACK_DOCS = 3  # pseudo-relevance feedback (NEXUS_QUERY_EXPAND): the first pass's best commits and docs
@@ -130,13 +143,22 @@ def _meta(doc: Doc) -> dict[str, Any]:
         return {}
 
 
+def is_release(shown: str) -> bool:
+    """A commit whose subject is a version and nothing more ("release version 3.1.1", "0.70.0", "Version
+    0.28.0. (#3419)", "bump version to v2.0.1")."""
+    head = shown.split("\n", 1)[0]
+    subject = head.split("): ", 1)[1] if "): " in head else head  # "commit <sha> (<author>): <subject>"
+    return bool(_RELEASE.match(subject.strip()))
+
+
 def _commit_prior(st: RepoState, doc: Doc) -> float:
     age = max(0.0, (st.newest or doc.at) - doc.at) if doc.at else YEAR_S * 10
     recency = 0.5 ** (age / YEAR_S)
-    return (0.7 + 0.3 * recency) * (0.85 + 0.15 * min(1.0, max(0.0, doc.signal)))
+    prior = (0.7 + 0.3 * recency) * (0.85 + 0.15 * min(1.0, max(0.0, doc.signal)))
+    return prior * RELEASE_PRIOR if is_release(doc.shown) else prior
 
 
-def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[Hit]:
+def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets: dict[str, str]) -> list[Hit]:
     msgs = st.shards.get("commit")
     changes = st.shards.get("change")
     if msgs is None:
@@ -158,6 +180,23 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[
             entry = entries.setdefault(doc.parent, {"score": 0.0})
             entry["change"] = doc
             entry["score"] += CHANGE_WEIGHT / (K + rank)
+    docs = st.shards.get("doc")
+    if docs is not None and st.section_refs:
+        linked: set[str] = set()
+        rank = 0
+        for doc, _score in docs.search(q, POOL, qweights=_qw(q)):
+            cites = st.section_refs.get(doc.id)
+            if not cites:
+                continue
+            rank += 1
+            for number, bullet in cites:
+                for parent in st.ref_commits.get(number, ()):
+                    if parent in linked:
+                        continue  # a commit's best bullet only
+                    linked.add(parent)
+                    entry = entries.setdefault(parent, {"score": 0.0})
+                    entry["note"] = (doc, bullet)
+                    entry["score"] += NOTE_WEIGHT / (K + rank)
     ranked: list[Hit] = []
     for parent, entry in entries.items():
         msg: Doc | None = entry.get("msg")
@@ -168,8 +207,11 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[
             continue  # a change whose commit is not stored (cannot happen through ingest)
         matched = _matched(msg, q)
         change: Doc | None = entry.get("change")
-        if change is not None:
-            matched |= _matched(change, q)
+        if change is not None and not is_changelog(str(_meta(change).get("path") or "")):
+            matched |= _matched(change, q)  # a changelog's diff repeats its bullets, which are docs of their own
+        note: tuple[Doc, str] | None = entry.get("note")
+        if note is not None:  # the bullet's own lines, not the rest of its section
+            matched |= set(q).intersection(terms(note[1]))
         cov = _coverage(idf, matched)
         meta = _meta(msg)
         text = _clip(msg.shown, COMMIT_MESSAGE_CHARS)
@@ -177,6 +219,9 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc]) -> list[
         hit = Hit("commit", msg.id, "", text, parent, msg.signal, msg.at, data=data)
         if change is not None:
             evidence[msg.id] = change
+        if note is not None:
+            data["noteId"] = note[0].id
+            bullets[msg.id] = note[1]
         hit.bm25 = entry["score"]
         hit.relevance = cov
         hit.prior = _commit_prior(st, msg)
@@ -265,13 +310,15 @@ def search(
 
 def _rank(
     st: RepoState, q: Sequence[str], want: set[str], user_id: str, repo_id: str, memory: list[Hit] | None
-) -> tuple[list[Hit], list[str], list[list[Hit]], dict[str, Doc]]:
-    """Every pool for the terms, fused: (hits best first, pool names, pools, commit id -> its best change)."""
+) -> tuple[list[Hit], list[str], list[list[Hit]], dict[str, Doc], dict[str, str]]:
+    """Every pool for the terms, fused: (hits best first, pool names, pools, commit id -> its best change,
+    commit id -> the changelog bullet citing it)."""
     lists: list[list[Hit]] = []
     names: list[str] = []
     evidence: dict[str, Doc] = {}
+    bullets: dict[str, str] = {}  # commit id -> the changelog bullet citing its number
     if "commit" in want:
-        lists.append(_commits(st, q, evidence))
+        lists.append(_commits(st, q, evidence, bullets))
         names.append("commit")
     elif "change" in want:  # changes asked for on their own: the change pool, unfolded
         lists.append(_pool(st, "change", q, user_id))
@@ -296,7 +343,7 @@ def _rank(
             hit.relevance = round(hit.relevance, 4)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    return hits, names, lists, evidence
+    return hits, names, lists, evidence, bullets
 
 
 def expand_enabled() -> bool:
@@ -336,19 +383,25 @@ def _search(
     want = (
         set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
     )
-    hits, names, lists, evidence = _rank(st, q, want, user_id, repo_id, memory)
+    hits, names, lists, evidence, bullets = _rank(st, q, want, user_id, repo_id, memory)
     if expand_enabled() and len(q) >= 2:
         extra = expansion(st, q, hits)
         if extra:
             notes["expanded"] = extra
             expanded = Terms([*q, *extra], dict.fromkeys(extra, EXPAND_WEIGHT))
-            hits, names, lists, evidence = _rank(st, expanded, want, user_id, repo_id, memory)
+            hits, names, lists, evidence, bullets = _rank(st, expanded, want, user_id, repo_id, memory)
     hits.sort(key=lambda h: (-h.score, h.id))
     top = hits[:FINISH]
     for hit in top:
         change = evidence.get(hit.id) if hit.kind == "commit" else None
         if change is not None:
             _add_evidence(hit, change, q)
+        bullet = bullets.get(hit.id) if hit.kind == "commit" else None
+        row = st.sections.get(str(hit.data.get("noteId"))) if bullet else None
+        if bullet and row is not None:  # the changelog bullet that cites the commit's number, as users read it
+            text, start, path, _heading = row
+            first = start + text[: text.find(bullet)].count("\n") if bullet in text else start
+            hit.text += f"\n  changelog: {path}:{first}\n{_clip(bullet, NOTE_CHARS)}"
     _doc_windows(st, [h for h in top if h.kind == "doc"], q)
     notes["pools"] = {name: len(ranked) for name, ranked in zip(names, lists, strict=True)}
     notes["ms"] = round((time.perf_counter() - t0) * 1000, 2)

@@ -42,3 +42,13 @@ def test_term_counts_agree_with_terms() -> None:
     from collections import Counter
 
     assert term_counts(text) == dict(Counter(terms(text)))
+
+
+def test_release_commits_are_told_from_commits_that_mention_a_version() -> None:
+    from nexusd.retrieve.search import is_release
+
+    for subject in ("release version 3.1.1", "start version 3.1.2", "Version 0.28.0. (#3419)", "0.70.0",
+                    "bump version to v2.0.1", "v1.2.3-rc1"):  # fmt: skip
+        assert is_release(f"commit 0123456789 (Dev): {subject}"), subject
+    for subject in ("Add CHANGELOG.md entry for 0.70.1", "drop Python 3.8 support", "3.9 fixes", "release notes"):
+        assert not is_release(f"commit 0123456789 (Dev): {subject}"), subject

@@ -118,3 +118,61 @@ def test_the_section_beats_the_table_of_contents_that_names_it(daemon: DaemonPro
         docs = ask(c, repo, "reloading the candidate list", kinds=["doc"])
         assert docs[0]["headingPath"] == "Tool > Reloading the candidate list"
         assert [d["headingPath"] for d in docs].index("Tool > Table of Contents") > 0
+
+
+CHANGES = """# Changes
+
+## Version 2.4.0
+
+Released 2024-05-01
+
+- The retry loop stops after the configured number of attempts.
+- Cookies set by a redirect are kept for the next request.
+
+## Version 2.3.0
+
+- Timeouts can be set per request.
+"""
+
+
+def test_what_changed_in_a_version_is_its_changelog_section_not_the_release_commit(
+    daemon: DaemonProcess, new_repo: Factory
+) -> None:
+    repo = new_repo()
+    commit(repo, "stop retrying after the configured attempts", {"src/retry.py": "ATTEMPTS = 3\n"}, when=1_700_000_000)
+    release = commit(repo, "release version 2.4.0", {"CHANGES.md": CHANGES, "VERSION": "2.4.0\n"}, when=1_700_000_060)
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        hits = ask(c, repo, "what changed in version 2.4.0?")
+        assert hits[0]["kind"] == "doc" and hits[0]["path"] == "CHANGES.md", hits[:3]
+        assert "Version 2.4.0" in hits[0]["headingPath"]
+        assert release in [h.get("sha") for h in hits]  # ranked lower, never absent
+        # a commit that says more than a version keeps its place
+        assert ask(c, repo, "stop retrying after attempts")[0].get("sha") != release
+
+
+NOTES = """# Changelog
+
+## 1.2.0
+
+- Hook functions are no longer run twice when changing directory with ALT-C (#12)
+- The preview window keeps its size after a resize (#13)
+"""
+
+
+def test_a_changelog_bullet_citing_a_commits_number_speaks_for_that_commit(
+    daemon: DaemonProcess, new_repo: Factory
+) -> None:
+    repo = new_repo(files={"CHANGELOG.md": NOTES})
+    fix = commit(repo, "fix(zsh): avoid double call of chpwd in alt-c\n\ncloses #12", {"shell/key.zsh": "cd\n"})
+    commit(repo, "test(zsh): alt-c widget", {"test/key.zsh": "cd\n"})
+    commit(repo, "resize the preview window (#13)", {"src/preview.go": "size\n"})
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        hits = ask(c, repo, "hook functions run twice when changing directory")
+        assert hits[0].get("sha") == fix, [h["text"][:60] for h in hits]  # the bullet's words found the fix
+        assert "changelog: CHANGELOG.md:5" in hits[0]["text"]
+        assert any(h["kind"] == "doc" and h["path"] == "CHANGELOG.md" for h in hits)  # the bullet stays
+        assert ask(c, repo, "resize", kinds=["commit"])[0].get("noteId") is not None
