@@ -181,6 +181,8 @@ class Daemon:
 
         if store_needed_at_start(self.dirs):
             store.open()
+        else:
+            store.prepare()  # a first start builds the database file meanwhile, in a child process
 
     def _bind(self) -> None:
         from .server import Server

@@ -299,6 +299,7 @@ class Store:
         # place: a kill while the full-text indexes are created leaves hidden tables Kuzu 0.11.3 can neither
         # drop nor create over (every later open then fails). The daemon builds its store this way.
         self._create_whole = create_whole
+        self._creator: threading.Thread | None = None
         self._lock = threading.Lock()
         self._conns: list[Conn] = []
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
@@ -347,6 +348,9 @@ class Store:
                 self._opening = False
 
     def _open_database(self) -> None:
+        creator = self._creator
+        if creator is not None:
+            creator.join()
         if self._create_whole and not self._read_only and not self.path.exists():
             self._create_elsewhere()
         log.info("opening the database %s", self.path)
@@ -377,20 +381,56 @@ class Store:
             auto_checkpoint=False,
         )
 
+    def prepare(self) -> None:
+        """Start building a database that does not exist yet, in the background (see `_create_elsewhere`), so
+        the first need finds it ready to open."""
+        if self._create_whole and not self._read_only and not self.path.exists() and self._creator is None:
+            self._creator = threading.Thread(target=self._create_quietly, name="db-create", daemon=True)
+            self._creator.start()
+
+    def _create_quietly(self) -> None:
+        try:
+            self._create_elsewhere()
+        except Exception:  # the open that needs it tries again and reports
+            log.exception("building the new database failed; the first open tries again")
+
     def _create_elsewhere(self) -> None:
-        """Build a new database's schema at a temporary path, fold it into the file, rename it into place."""
+        """Build a new database's schema at a temporary path, in a child process, fold it into the file and
+        rename it into place. In a child because creating the full-text indexes peaks ~195 MB of memory that
+        this process would keep after the close (reopening costs ~160 MB)."""
+        import subprocess
+        import sys
+
         tmp = self.path.with_name(self.path.name + ".creating")
         for suffix in ("", ".wal", ".shadow"):  # what a kill during an earlier creation left
             Path(str(tmp) + suffix).unlink(missing_ok=True)
         log.info("creating the database %s", self.path)
-        fresh = Store(tmp, buffer_pool_mb=self._buffer_pool_mb)
-        try:
-            fresh.ensure_schema()
-            fresh._admin.execute("CHECKPOINT")
-        finally:
-            fresh.close()
-        if os.path.exists(str(tmp) + ".wal"):
-            raise StoreError(f"the new database {tmp} kept a WAL after its checkpoint")
+        # The child dies with this process (PR_SET_PDEATHSIG), so a kill -9 of the daemon leaves no creator
+        # running on the temporary path that the next start clears and builds again.
+        code = (
+            "import ctypes, os, signal, sys\n"
+            "try:\n"
+            "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+            "except (OSError, AttributeError):\n"
+            "    pass\n"
+            "if os.getppid() != int(sys.argv[3]):\n"
+            "    sys.exit(1)\n"
+            "from pathlib import Path\n"
+            "from nexusd.store import Store\n"
+            "s = Store(Path(sys.argv[1]), buffer_pool_mb=int(sys.argv[2]))\n"
+            "s.ensure_schema()\n"
+            "s._admin.execute('CHECKPOINT')\n"
+            "s.close()\n"
+        )
+        here = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(tmp), str(min(self._buffer_pool_mb, 64)), str(os.getpid())],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        if proc.returncode != 0 or os.path.exists(str(tmp) + ".wal"):
+            detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+            raise StoreError(f"could not create the database at {tmp}: {detail[0]}")
         os.replace(tmp, self.path)
 
     def _abandon(self) -> None:

@@ -24,7 +24,6 @@ def test_nothing_registered_opens_nothing_and_a_registration_opens_it(tmp_path: 
             assert status["daemon"]["database"] == "closed"
             assert status["memory"]["searchable"] is None
             assert c.request("repos", {})["repos"] == []
-            assert not d.dirs.db.exists()  # not even created
             assert "graph database not opened yet" in d.cli("status").stdout
             c.request("index", {"repo": str(repo)}, timeout=120)
             assert _daemon_section(c)["database"] == "open"
