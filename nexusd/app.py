@@ -1,9 +1,11 @@
 """The composition root: builds the daemon's parts once, at start, and starts and stops them in order.
 
-    Store (opened by daemon.py) --+
-    Server (the writer, bound) ---+--> build() --> Parts --> Ctx.parts of every handler
-                                                       \\--> start(): registrations, watches, catch-up syncs,
-                                                            memory replay, history timer
+    Store (built closed by daemon.py) --+
+    Server (the writer, bound) ---------+--> build() --> Parts --> Ctx.parts of every handler
+                                                             \\--> start(): at the store's open (at once when
+                                                                  repositories are registered, else on first
+                                                                  need): registrations, watches, catch-up syncs,
+                                                                  memory replay, history timer
 
 Every dependency is explicit here: a part receives the parts it uses as constructor arguments (the writer as
 a `Writer`, the memory service only a `Submit`), and what listens to committed batches or adds a section to
@@ -12,6 +14,7 @@ a `Writer`, the memory service only a `Submit`), and what listens to committed b
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -32,19 +35,20 @@ from .sync.live import LiveSync
 
 if TYPE_CHECKING:
     from .batch import CommittedBatch
+    from .paths import Dirs
     from .store import Conn, Store
     from .writer import Writer
 
 log = logging.getLogger(__name__)
 
+SIDECAR = "repos.json"  # the registrations, beside the database (repos.RepoRegistry.save)
 
-def build(
-    info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable[[], None], *, memory_recreated: bool
-) -> Parts:
+
+def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable[[], None]) -> Parts:
     """Every part, wired; nothing started yet (no thread but the watcher's settle timer, no job queued)."""
     dirs = info.dirs
     repos = RepoRegistry()
-    repos.sidecar = dirs.data / "repos.json"
+    repos.sidecar = dirs.data / SIDECAR
     live = LiveSync(repos, writer, dirs.cache, watch=not config.get("NEXUS_NO_WATCH"))
     history = HistoryService(dirs, repos, writer)
     parts = Parts(
@@ -55,7 +59,7 @@ def build(
         live=live,
         hooks=HookSpool(dirs.hook_spool, repos, live, writer, history.read_new_commits),
         snapshots=Snapshots(),
-        memory=MemoryService(dirs.journal, writer.submit_internal, store.connect, recreated=memory_recreated),
+        memory=MemoryService(dirs.journal, writer.submit_internal, store.connect, ensure_ready=store.open),
         history=history,
         counts=StatusCounts(),
         request_stop=request_stop,
@@ -71,7 +75,31 @@ def build(
 
 
 def start(parts: Parts) -> None:
-    """Before the workers start: load the registrations, watch, queue the catch-up syncs, replay memory."""
+    """Before the workers start. What needs the database (registrations, watches, catch-up syncs, the hook
+    spool, memory replay, the history layer) runs once the store is open: now when the daemon opened it at
+    start (`store_needed_at_start`), else at its first need (the first statement of a request, or memory's
+    recall index), so a daemon with nothing registered holds no database (ARCHITECTURE.md, "Memory at rest")."""
+    if parts.store.opened:
+        _opened(parts)
+    else:
+        parts.store.on_open.append(lambda _store: _opened(parts))
+
+
+def store_needed_at_start(dirs: Dirs) -> bool:
+    """Registrations are watched and caught up from the start: open the database at once when the sidecar
+    lists one (or when a database exists whose sidecar is missing or unreadable: open it to find out)."""
+    sidecar = dirs.data / SIDECAR
+    if not sidecar.exists():
+        return dirs.db.exists()
+    try:
+        data = json.loads(sidecar.read_text())
+    except (OSError, ValueError):
+        return True
+    return not isinstance(data, list) or bool(data)
+
+
+def _opened(parts: Parts) -> None:
+    """Run once by the thread that opened the store, before any other statement reaches the database."""
     conn = parts.store.connect()
     try:
         _load_repos(parts, conn)
@@ -82,7 +110,7 @@ def start(parts: Parts) -> None:
     parts.live.catch_up(unclean_stop=parts.info.unclean_stop)
     conn = parts.store.connect()
     try:
-        parts.memory.start(conn)
+        parts.memory.start(conn, recreated=bool(parts.store.schema_report.get("memory_recreated")))
     finally:
         conn.close()
     parts.history.start()

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 PREFIX = "NEXUS_"
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):  # not a dataclass: every client start imports this, and dataclasses costs ~5 ms
     name: str
     type: type
     default: Any
@@ -87,6 +85,10 @@ def config_file(environ: dict[str, str] | os._Environ[str] | None = None) -> Pat
         return Path(env["NEXUS_CONFIG"]).expanduser()
     if env.get("NEXUS_HOME"):
         return Path(env["NEXUS_HOME"]).expanduser() / "config.toml"
+    base = env.get("XDG_CONFIG_HOME", "").strip()
+    if sys.platform.startswith("linux"):  # the XDG rule, as in paths.user_dir (this module imports no other)
+        root = Path(base) if base and os.path.isabs(base) else Path(os.path.expanduser("~")) / ".config"
+        return root / "nexus" / "config.toml"
     import platformdirs
 
     return Path(platformdirs.user_config_dir("nexus")) / "config.toml"
@@ -123,12 +125,14 @@ def _read_file(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, f"{path}: {exc}"
 
 
-@dataclass
 class Value:
-    setting: Setting
-    value: Any
-    source: str  # default | file | env
-    problem: str | None = None
+    __slots__ = ("setting", "value", "source", "problem")
+
+    def __init__(self, setting: Setting, value: Any, source: str, problem: str | None = None):
+        self.setting = setting
+        self.value = value
+        self.source = source  # default | file | env
+        self.problem = problem
 
 
 class Config:

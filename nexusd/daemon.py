@@ -126,8 +126,7 @@ class Daemon:
             pid=self.pid, started_at=self.started_at, dirs=self.dirs, recovery=self.recovery,
             unclean_stop=self.unclean_stop,
         )  # fmt: skip
-        recreated = bool(self.schema_report.get("memory_recreated"))
-        self.parts = app.build(info, self.store, self.server, self.request_stop, memory_recreated=recreated)
+        self.parts = app.build(info, self.store, self.server, self.request_stop)
         self.server.parts = self.parts
         self.server.disk = self.disk
         self.parts.status_sections.append(lambda conn, args: ("health", recovery.health(self)))
@@ -174,8 +173,16 @@ class Daemon:
                     aside,
                 )
         marker.unlink(missing_ok=True)
-        self.store = store = Store(db)
-        self.schema_report = store.ensure_schema()
+        # Built closed: the database opens on first need (ARCHITECTURE.md, "Memory at rest"), or here, before
+        # the socket exists, when registrations need it from the start.
+        self.store = store = Store(db, lazy=True, create_whole=True)
+        store.on_open.append(lambda s: self.schema_report.update(s.ensure_schema()))
+        from .app import store_needed_at_start
+
+        if store_needed_at_start(self.dirs):
+            store.open()
+        else:
+            store.prepare()  # a first start builds the database file meanwhile, in a child process
 
     def _bind(self) -> None:
         from .server import Server

@@ -158,6 +158,12 @@ def close_store(daemon: Daemon, marker: Path) -> bool:
     store = daemon.store
     if store is None:
         return True
+    if not store.opened:
+        # Never opened in this run, so nothing was written: the last stop's marker state stays as it was
+        # (an unclean one still has its WAL to replay, and its code graphs to rebuild, at the next open).
+        if not daemon.unclean_stop:
+            _write_marker(marker)
+        return True
     if not checkpoint_allowed(daemon):
         guard = daemon.disk
         log.error(
@@ -171,11 +177,15 @@ def close_store(daemon: Daemon, marker: Path) -> bool:
         store.checkpoint()
     finally:
         store.close()
+    _write_marker(marker)
+    return True
+
+
+def _write_marker(marker: Path) -> None:
     try:
         marker.write_text(f"{time.time()}\n")
     except OSError as exc:  # no room even for the marker: the next start treats this stop as unclean
         log.error("could not write the clean-stop marker: %s", exc)
-    return True
 
 
 def health(daemon: Daemon) -> dict[str, Any]:

@@ -6,6 +6,10 @@ Traps this module exists to contain (docs/field-notes.md, Kuzu):
 - after an error inside BEGIN ... COMMIT later statements silently autocommit, and a connection whose BEGIN
   failed segfaults on its next execute: so a failed transaction always discards its connection;
 - an explicit buffer pool (the default takes a large share of RAM) and a query timeout on every connection.
+
+An open database costs ~150 MB resident before it holds anything (ARCHITECTURE.md, "Memory at rest"), so the
+daemon builds its `Store` closed (`lazy=True`) and the database opens on first need: the first statement on any
+connection, or `open()`. Connections open their Kuzu connection on their first statement too.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
-
-import kuzu
+from typing import TYPE_CHECKING, Any
 
 from . import config, schema
+
+if TYPE_CHECKING:
+    import kuzu
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +105,7 @@ class Conn:
     def __init__(self, store: Store, timeout_ms: int):
         self._store = store
         self._timeout_ms = timeout_ms
-        self._conn = self._open()
+        self._kuzu: kuzu.Connection | None = None  # opened on the first statement (and the database with it)
         self.in_transaction = False
         self._copied = False
         self._prepared: dict[str, Any] = {}
@@ -124,17 +129,24 @@ class Conn:
         """The database this connection belongs to (per-database caches key on it)."""
         return self._store
 
-    def _open(self) -> kuzu.Connection:
-        conn = kuzu.Connection(self._store.db)
-        conn.set_query_timeout(self._timeout_ms)
+    @property
+    def _conn(self) -> kuzu.Connection:
+        conn = self._kuzu
+        if conn is None:
+            import kuzu
+
+            conn = kuzu.Connection(self._store.database())
+            conn.set_query_timeout(self._timeout_ms)
+            self._kuzu = conn
         return conn
 
     def _discard(self) -> None:
+        conn, self._kuzu = self._kuzu, None  # the next statement opens a fresh one
         try:
-            self._conn.close()
+            if conn is not None:
+                conn.close()
         except Exception:  # a broken connection may fail to close; it is dropped either way
             pass
-        self._conn = self._open()
         self.in_transaction = False
         self._copied = False
         self._prepared = {}  # statements belong to the connection they were prepared on
@@ -257,27 +269,37 @@ class Conn:
         return count
 
     def close(self) -> None:
+        conn, self._kuzu = self._kuzu, None
         try:
-            self._conn.close()
+            if conn is not None:
+                conn.close()
         except Exception:
             pass
 
 
 class Store:
-    def __init__(self, path: Path, *, buffer_pool_mb: int = DEFAULT_BUFFER_POOL_MB, read_only: bool = False):
+    """One database. `lazy`: nothing is opened here; the database opens (and `on_open` runs) on first need,
+    in whichever thread needs it first, while every other thread that needs it waits."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        buffer_pool_mb: int = DEFAULT_BUFFER_POOL_MB,
+        read_only: bool = False,
+        lazy: bool = False,
+        create_whole: bool = False,
+    ):
         self.path = path
         self.tmp_dir = str(path.parent / "tmp")
         os.makedirs(self.tmp_dir, exist_ok=True)
-        # auto_checkpoint off: Kuzu's automatic checkpoint runs inside a writer's COMMIT and waits for every
-        # open read transaction; under steady query load it times out and fails the write. We checkpoint
-        # ourselves when the writer is idle (and before a clean exit) and retry when readers are busy.
-        self.db = kuzu.Database(
-            str(path),
-            buffer_pool_size=buffer_pool_mb * 1024 * 1024,
-            read_only=read_only,
-            max_num_threads=2,
-            auto_checkpoint=False,
-        )
+        self._buffer_pool_mb = buffer_pool_mb
+        self._read_only = read_only
+        # A database that does not exist yet is built with its whole schema beside its path and renamed into
+        # place: a kill while the full-text indexes are created leaves hidden tables Kuzu 0.11.3 can neither
+        # drop nor create over (every later open then fails). The daemon builds its store this way.
+        self._create_whole = create_whole
+        self._creator: threading.Thread | None = None
         self._lock = threading.Lock()
         self._conns: list[Conn] = []
         # Set by the server: a context manager during which no read transaction is open (see Conn._copy).
@@ -285,8 +307,55 @@ class Store:
         # Set by the daemon (recovery.checkpoint_allowed): False while the disk is too full for a checkpoint,
         # which Kuzu 0.11.3 cannot survive on a full disk (ARCHITECTURE.md, "Invariants").
         self.checkpoint_allowed: Callable[[], bool] = lambda: True
+        # Run once, in order, right after the database opened (schema, registrations, memory replay), by the
+        # thread that opened it; other threads' statements wait until they are done.
+        self.on_open: list[Callable[[Store], None]] = []
+        self.schema_report: dict[str, Any] = {}
         self.fts_available = False
-        conn = self.connect()
+        self._db: kuzu.Database | None = None
+        self._admin_conn: Conn | None = None
+        self._open_lock = threading.RLock()
+        self._opening = False
+        self._ready = False
+        self._closed = False
+        if not lazy:
+            self.open()
+
+    @property
+    def opened(self) -> bool:
+        """The database is open (always, unless built `lazy` and not needed yet)."""
+        return self._ready
+
+    def open(self) -> None:
+        """Open the database now, if it is not open yet (idempotent, thread-safe)."""
+        if self._ready:
+            return
+        with self._open_lock:
+            if self._ready or self._opening:  # open already, or this thread is inside its own open
+                return
+            if self._closed:
+                raise StoreError("the database is closed")
+            self._opening = True
+            try:
+                self._open_database()
+                for hook in self.on_open:
+                    hook(self)
+                self._ready = True
+            except BaseException:
+                self._abandon()
+                raise
+            finally:
+                self._opening = False
+
+    def _open_database(self) -> None:
+        creator = self._creator
+        if creator is not None:
+            creator.join()
+        if self._create_whole and not self._read_only and not self.path.exists():
+            self._create_elsewhere()
+        log.info("opening the database %s", self.path)
+        self._db = self._kuzu_database(self.path)
+        conn = self._admin_conn = self.connect()
         try:
             conn.execute("LOAD EXTENSION fts")
             self.fts_available = True
@@ -297,10 +366,108 @@ class Store:
                 self.fts_available = True
             except StoreError as exc:  # offline without the bundled extension: prose search degrades
                 log.warning("full-text extension unavailable: %s", exc)
-        self._admin = conn
+
+    def _kuzu_database(self, path: Path) -> kuzu.Database:
+        import kuzu
+
+        # auto_checkpoint off: Kuzu's automatic checkpoint runs inside a writer's COMMIT and waits for every
+        # open read transaction; under steady query load it times out and fails the write. We checkpoint
+        # ourselves when the writer is idle (and before a clean exit) and retry when readers are busy.
+        return kuzu.Database(
+            str(path),
+            buffer_pool_size=self._buffer_pool_mb * 1024 * 1024,
+            read_only=self._read_only,
+            max_num_threads=2,
+            auto_checkpoint=False,
+        )
+
+    def prepare(self) -> None:
+        """Start building a database that does not exist yet, in the background (see `_create_elsewhere`), so
+        the first need finds it ready to open."""
+        if self._create_whole and not self._read_only and not self.path.exists() and self._creator is None:
+            self._creator = threading.Thread(target=self._create_quietly, name="db-create", daemon=True)
+            self._creator.start()
+
+    def _create_quietly(self) -> None:
+        try:
+            self._create_elsewhere()
+        except Exception:  # the open that needs it tries again and reports
+            log.exception("building the new database failed; the first open tries again")
+
+    def _create_elsewhere(self) -> None:
+        """Build a new database's schema at a temporary path, in a child process, fold it into the file and
+        rename it into place. In a child because creating the full-text indexes peaks ~195 MB of memory that
+        this process would keep after the close (reopening costs ~160 MB)."""
+        import subprocess
+        import sys
+
+        tmp = self.path.with_name(self.path.name + ".creating")
+        for suffix in ("", ".wal", ".shadow"):  # what a kill during an earlier creation left
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        log.info("creating the database %s", self.path)
+        # The child dies with this process (PR_SET_PDEATHSIG), so a kill -9 of the daemon leaves no creator
+        # running on the temporary path that the next start clears and builds again.
+        code = (
+            "import ctypes, os, signal, sys\n"
+            "try:\n"
+            "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+            "except (OSError, AttributeError):\n"
+            "    pass\n"
+            "if os.getppid() != int(sys.argv[3]):\n"
+            "    sys.exit(1)\n"
+            "from pathlib import Path\n"
+            "from nexusd.store import Store\n"
+            "s = Store(Path(sys.argv[1]), buffer_pool_mb=int(sys.argv[2]))\n"
+            "s.ensure_schema()\n"
+            "s._admin.execute('CHECKPOINT')\n"
+            "s.close()\n"
+        )
+        here = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(tmp), str(min(self._buffer_pool_mb, 64)), str(os.getpid())],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        if proc.returncode != 0 or os.path.exists(str(tmp) + ".wal"):
+            detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+            raise StoreError(f"could not create the database at {tmp}: {detail[0]}")
+        os.replace(tmp, self.path)
+
+    def _abandon(self) -> None:
+        """An open that failed: drop what it made, so the next need tries again."""
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:  # each opens a fresh Kuzu connection on its next statement
+            conn.close()
+        db, self._db, self._admin_conn = self._db, None, None
+        if db is not None:
+            try:
+                db.close()
+            except Exception:
+                pass
+
+    def database(self) -> kuzu.Database:
+        """The open database, opening it first when needed."""
+        if not self._ready:
+            if self._closed:
+                raise StoreError("the database is closed")
+            self.open()
+        assert self._db is not None
+        return self._db
+
+    @property
+    def db(self) -> kuzu.Database:
+        return self.database()
+
+    @property
+    def _admin(self) -> Conn:
+        if not self._ready:
+            self.open()
+        assert self._admin_conn is not None
+        return self._admin_conn
 
     def connect(self, timeout_ms: int = DEFAULT_QUERY_TIMEOUT_MS) -> Conn:
-        conn = Conn(self, timeout_ms)
+        conn = Conn(self, timeout_ms)  # no Kuzu connection (nor database) until its first statement
         with self._lock:
             self._conns.append(conn)
         return conn
@@ -331,6 +498,7 @@ class Store:
         self.ensure_fts()
         self.meta_set("schema.code", str(schema.CODE_SCHEMA_VERSION))
         self.meta_set("schema.memory", str(schema.MEMORY_SCHEMA_VERSION))
+        self.schema_report = report
         return report
 
     def ensure_fts(self) -> None:
@@ -370,6 +538,8 @@ class Store:
 
     def checkpoint(self, conn: Conn | None = None) -> bool:
         """Fold the WAL into the database file. False when open read transactions made it time out."""
+        if not self._ready:
+            return True  # never opened: nothing was written
         if not self.checkpoint_allowed():
             log.warning("checkpoint postponed: too little free disk space")
             return False
@@ -407,11 +577,16 @@ class Store:
             return 0
 
     def close(self) -> None:
-        with self._lock:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            conn.close()
-        self.db.close()
+        with self._open_lock:
+            with self._lock:
+                conns, self._conns = self._conns, []
+            for conn in conns:
+                conn.close()
+            db, self._db, self._admin_conn = self._db, None, None
+            self._ready = False
+            self._closed = True
+            if db is not None:
+                db.close()
 
 
 def probe(path: Path) -> tuple[bool, str]:

@@ -58,7 +58,7 @@ def render_repo(repo: dict[str, Any]) -> list[str]:
 def render_status(r: dict[str, Any]) -> str:
     d = r["daemon"]
     lines = [f"nexusd {d['version']}  {ok('running')}, pid {d['pid']}, up {duration(d.get('uptimeS'))}, "
-             f"{d['requests']} requests"]  # fmt: skip
+             f"{d['requests']} requests" + (", graph database not opened yet" if d.get("database") == "closed" else "")]  # fmt: skip
     if d.get("recovery"):
         lines.append(warn(f"  recovered: {d['recovery']}"))
     repos = r.get("repos", []) or []

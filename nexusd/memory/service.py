@@ -41,12 +41,23 @@ class MemoryService:
     once the writer is gone); `recreated`: the memory tables were just created anew (schema change or a new
     database), so the whole journal is replayed."""
 
-    def __init__(self, journal: Path, submit: Submit, connect: Callable[[], Conn], *, recreated: bool = False):
+    def __init__(
+        self,
+        journal: Path,
+        submit: Submit,
+        connect: Callable[[], Conn],
+        *,
+        recreated: bool = False,
+        ensure_ready: Callable[[], None] = lambda: None,
+    ):
         self.journal = Journal(journal)
         self._submit = submit
         self._connect = connect
         self._recreated = recreated
-        self.index = MemoryIndex()
+        # Called before the recall index is first read: opens the store, whose open runs `start` (app.py).
+        self._ensure_ready = ensure_ready
+        self._started = False
+        self._index = MemoryIndex()
         self._flush_lock = threading.Lock()
         self._flush_pending = False
         self._timer: threading.Timer | None = None
@@ -54,7 +65,21 @@ class MemoryService:
 
     # -- start --------------------------------------------------------------------------------------
 
-    def start(self, conn: Conn) -> None:
+    @property
+    def index(self) -> MemoryIndex:
+        """The recall index, loaded from the graph (after the journal's replay) by `start`."""
+        if not self._started:
+            self._ensure_ready()
+        return self._index
+
+    @property
+    def searchable(self) -> int | None:
+        """How many nodes recall searches; None while the store has not been opened (nothing loaded yet)."""
+        return len(self._index) if self._started else None
+
+    def start(self, conn: Conn, *, recreated: bool | None = None) -> None:
+        if recreated is not None:
+            self._recreated = recreated
         seq, offset = (0, 0) if self._recreated else self._position(conn)
         if seq > self.journal.last_seq:
             # The graph knows more than the journal (journal deleted or truncated): write a snapshot of the
@@ -67,7 +92,8 @@ class MemoryService:
             self.replayed = self._replay(conn, seq, offset)
             log.info("memory: replayed %d journal records (from seq %d)", self.replayed, seq)
         self._load_index(conn)
-        log.info("memory: %d searchable nodes, journal at seq %d", len(self.index), self.journal.last_seq)
+        self._started = True
+        log.info("memory: %d searchable nodes, journal at seq %d", len(self._index), self.journal.last_seq)
 
     def _position(self, conn: Conn) -> tuple[int, int]:
         value = conn.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": META_POSITION})
@@ -200,7 +226,7 @@ class MemoryService:
     def _flush_usage(self, conn: Conn) -> None:
         with self._flush_lock:
             self._flush_pending = False
-        items = self.index.take_dirty()
+        items = self._index.take_dirty()
         if items:
             self.write(conn, {"op": "used", "items": [list(i) for i in items]})
 
@@ -217,16 +243,16 @@ class MemoryService:
         elif kind == "forget":
             for ids in record["ids"].values():
                 for node_id in ids:
-                    self.index.remove(node_id)
+                    self._index.remove(node_id)
         elif kind == "attach":
-            doc = self.index.get(record["id"])
+            doc = self._index.get(record["id"])
             if doc is not None:
                 doc.item.update({k: record[k] for k in ("symbolId", "symbolKey", "symbolName", "symbolPath") if k in record})
                 if record.get("symbolHash"):
                     doc.item["symbolHash"] = record["symbolHash"]
                 doc.item["symbol"] = _symbol_item(record)
         elif kind == "handoff.ack":
-            self.index.update_item(record["id"], acknowledged=True)
+            self._index.update_item(record["id"], acknowledged=True)
 
     def _index_node(self, label: str, props: dict[str, Any]) -> None:
         item = item_of(label, props)
@@ -236,7 +262,7 @@ class MemoryService:
             text = search_text(props.get("title"), *(props.get("steps") or []), *(props.get("files") or []))
         else:
             text = search_text(props.get("done"), props.get("openItems"), props.get("nextSteps"))
-        self.index.put(label, props, text, item)
+        self._index.put(label, props, text, item)
 
     def close(self) -> None:
         self.journal.close()  # after the writer stopped; every record was fsynced when written

@@ -62,6 +62,8 @@ def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             "log": str(info.dirs.log),
             "requests": ctx.parts.writer.handled,
             "recovery": info.recovery,
+            # "closed" until something needs the graph: nothing registered yet (ARCHITECTURE.md, "Memory at rest")
+            "database": "open" if ctx.parts.store.opened else "closed",
         }
     }
     for section in ctx.parts.status_sections:  # the areas' sections, listed by the composition root

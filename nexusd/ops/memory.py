@@ -601,7 +601,7 @@ def memory_forget(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 def status_section(svc: MemoryService) -> tuple[str, Any]:
     """`status`'s memory section (registered by the composition root)."""
-    return "memory", {"journalSeq": svc.journal.last_seq, "searchable": len(svc.index), "replayed": svc.replayed}
+    return "memory", {"journalSeq": svc.journal.last_seq, "searchable": svc.searchable, "replayed": svc.replayed}
 
 
 if config.get("NEXUS_DEBUG_OPS"):
