@@ -71,14 +71,14 @@ class Sym:
     exported: bool
     unresolved_count: int
     # The stored unresolved call sites as the graph holds them: entries joined by newlines (one string, not a
-    # tuple of strings: a third of a symbol's memory went to these).
+    # tuple of strings: a third of a symbol's memory went to these), no empty entry.
     unresolved_text: str = ""
     parent: str | None = None  # container symbol id (None: the file)
 
     @property
     def unresolved(self) -> tuple[str, ...]:
         """The stored unresolved call sites (`resolve.base.unresolved_entry` form), in stored order."""
-        return tuple(x for x in self.unresolved_text.split("\n") if x) if self.unresolved_text else ()
+        return tuple(self.unresolved_text.split("\n")) if self.unresolved_text else ()
 
     def ref(self) -> dict[str, Any]:
         """The short form every answer uses to name a symbol."""
@@ -180,8 +180,8 @@ class Snapshot:
         self.sorted_names: list[str] = []  # distinct lower(name), sorted: prefix search by bisect
         self.name_tokens: dict[str, array[int]] = {}  # identifier parts of the name -> slots
         self.text_tokens: dict[str, array[int]] = {}  # parts of qualified name, path, signature, doc -> slots
-        # "bar" -> slots of the symbols holding an unresolved call site of that name (`sites` reads the sites
-        # themselves from the holders' stored entries: one int per holder instead of a tuple per site)
+        # "bar" -> (holder slot, entry number) pairs, flat, one per unresolved call site of that name: `sites`
+        # reads each site from its holder's stored entries (two ints per site instead of a tuple and a string)
         self.unresolved_by_tail: dict[str, array[int]] = {}
         self.imports_out: dict[str, list[Import]] = {}  # file path -> what it imports
         self.imports_in: dict[str, list[Import]] = {}  # file path -> who imports it
@@ -197,11 +197,18 @@ class Snapshot:
     def sites(self, tail: str) -> Iterator[Site]:
         """The unresolved call sites whose called name is `tail`: holders in the order they arrived, each
         holder's sites in stored order."""
-        for sym in self.live(self.unresolved_by_tail.get(tail, ())):
-            for entry in sym.unresolved:
-                call, line, external = parse_unresolved(entry)
-                if _tail(call) == tail:
-                    yield Site(sym.id, call, line, external)
+        pairs = self.unresolved_by_tail.get(tail, ())
+        holder: int = -1
+        entries: list[str] = []
+        for k in range(0, len(pairs), 2):
+            slot = pairs[k]
+            sym = self.slots[slot]
+            if sym is None:
+                continue
+            if slot != holder:
+                holder, entries = slot, sym.unresolved_text.split("\n")
+            call, line, external = parse_unresolved(entries[pairs[k + 1]])
+            yield Site(sym.id, call, line, external)
 
     def role(self, path: str) -> str:
         entry = self.files.get(path)
@@ -403,6 +410,8 @@ class Snapshot:
         if sid in self.by_id:
             return
         text = row[11] or ""
+        if "\n\n" in text or text.startswith("\n") or text.endswith("\n"):
+            text = "\n".join(x for x in text.split("\n") if x)
         sym = Sym(
             slot=len(self.slots), id=sid, key=row[1] or "", name=row[2] or "", qname=row[3] or "",
             kind=row[4] or "", path=row[5] or "", start=row[6] or 0, end=row[7] or 0,
@@ -414,8 +423,15 @@ class Snapshot:
         self.by_file.setdefault(sym.path, []).append(sid)
         self._index(sym, row[12] or "")
         if text:
-            for tail in dict.fromkeys(_tail(parse_unresolved(entry)[0]) for entry in text.split("\n") if entry):
-                _add(self.unresolved_by_tail, tail, sym.slot)
+            by_tail = self.unresolved_by_tail
+            for n, entry in enumerate(sym.unresolved):
+                tail = _tail(parse_unresolved(entry)[0])
+                pairs = by_tail.get(tail)
+                if pairs is None:
+                    by_tail[tail] = array("i", (sym.slot, n))
+                else:
+                    pairs.append(sym.slot)
+                    pairs.append(n)
         if incremental:
             low = sym.name.lower()
             pos = bisect.bisect_left(self.sorted_names, low)
