@@ -182,7 +182,7 @@ class Snapshot:
         self.sorted_names: list[str] = []  # distinct lower(name), sorted: prefix search by bisect
         self.name_tokens: dict[str, array[int]] = {}  # identifier parts of the name -> slots
         self.text_tokens: dict[str, array[int]] = {}  # parts of qualified name, path, signature, doc -> slots
-        # "bar" -> (holder slot, entry number) pairs, flat, one per unresolved call site of that name: `sites`
+        # "bar" -> (holder slot, offset of the entry in its unresolved_text) pairs, flat, one per unresolved call site of that name: `sites`
         # reads each site from its holder's stored entries (two ints per site instead of a tuple and a string)
         self.unresolved_by_tail: dict[str, array[int]] = {}
         self.imports_out: dict[str, list[Import]] = {}  # file path -> what it imports
@@ -200,16 +200,14 @@ class Snapshot:
         """The unresolved call sites whose called name is `tail`: holders in the order they arrived, each
         holder's sites in stored order."""
         pairs = self.unresolved_by_tail.get(tail, ())
-        holder: int = -1
-        entries: list[str] = []
+        slots = self.slots
         for k in range(0, len(pairs), 2):
-            slot = pairs[k]
-            sym = self.slots[slot]
+            sym = slots[pairs[k]]
             if sym is None:
                 continue
-            if slot != holder:
-                holder, entries = slot, sym.unresolved_text.split("\n")
-            call, line, external = parse_unresolved(entries[pairs[k + 1]])
+            text, start = sym.unresolved_text, pairs[k + 1]
+            end = text.find("\n", start)
+            call, line, external = parse_unresolved(text[start:] if end < 0 else text[start:end])
             yield Site(sym.id, call, line, external)
 
     def role(self, path: str) -> str:
@@ -426,14 +424,16 @@ class Snapshot:
         self._index(sym, row[12] or "")
         if text:
             by_tail = self.unresolved_by_tail
-            for n, entry in enumerate(sym.unresolved):
+            offset = 0
+            for entry in text.split("\n"):
                 tail = _tail(parse_unresolved(entry)[0])
                 pairs = by_tail.get(tail)
                 if pairs is None:
-                    by_tail[tail] = array("i", (sym.slot, n))
+                    by_tail[tail] = array("i", (sym.slot, offset))
                 else:
                     pairs.append(sym.slot)
-                    pairs.append(n)
+                    pairs.append(offset)
+                offset += len(entry) + 1
         if incremental:
             low = sym.name.lower()
             pos = bisect.bisect_left(self.sorted_names, low)
