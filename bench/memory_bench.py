@@ -14,7 +14,13 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
   the pool back), both given their paths as the watcher gives them;
 - status: `nexus status` as a whole process with five registered repositories, against `python -c pass`,
-  and the daemon-side `status` op alone.
+  and the daemon-side `status` op alone;
+- symbols (`--symbols`, per corpus chosen): where the Python heap of one indexed repository goes, part by part, in
+  this process (no daemon; tracemalloc): the facts the sync engine keeps, the symbol table, the resolutions and the
+  resolver's memo (and what is left once the memo is released, as sync does after a batch), the query snapshot
+  built from those facts; bytes per symbol for each part;
+- a chart (`<out>.svg` beside the JSON): the daemon's RSS after queries against symbols, and the cold index wall
+  time against files, one point per corpus.
 
 Targets (the issue on a light daemon): idle <= 60 MB; stdlib after queries <= 300 MB; <= 1.5 KB per symbol;
 parsers idle <= 1 warm worker (or none) with the first parse < 100 ms; stdlib cold CPU <= 2.5x and wall <= 2x
@@ -305,6 +311,111 @@ def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
     return out
 
 
+def symbols_row(name: str, root: Path) -> dict[str, Any]:
+    """The Python heap of one indexed repository, part by part (tracemalloc deltas, MB and bytes per symbol):
+    facts as the engine keeps them, the symbol table, resolutions + the resolver's memo, the memo released, the
+    query snapshot built from the same facts and resolutions."""
+    import gc
+    import tracemalloc
+
+    from nexusd.query.snapshot import Snapshot
+    from nexusd.resolve.base import RepoIndex
+    from nexusd.sync.indexer import MAX_FILE_BYTES, intern_facts
+    from nexusd.sync.parsepool import ParsePool, ParseTask
+    from nexusd.sync.walk import WalkRules
+
+    tasks = [ParseTask(e.path) for e in WalkRules(str(root), MAX_FILE_BYTES).walk()]
+    gc.collect()
+    tracemalloc.start(1)
+    base = tracemalloc.get_traced_memory()[0]
+    marks: dict[str, int] = {}
+
+    def mark(label: str) -> None:
+        gc.collect()
+        marks[label] = tracemalloc.get_traced_memory()[0] - base
+
+    pool = ParsePool(2)
+    facts = {}
+    try:
+        for outcome in pool.run(str(root), tasks, MAX_FILE_BYTES):
+            if outcome.facts is not None:
+                facts[outcome.path] = intern_facts(outcome.facts)
+    finally:
+        pool.close()
+    mark("facts")
+    index = RepoIndex("r-symbols", root)
+    for f in facts.values():
+        index.set_file(f)
+    mark("index")
+    t0 = time.perf_counter()
+    res = {p: index.resolve_file(p) for p in sorted(facts)}
+    resolve_s = time.perf_counter() - t0
+    mark("resolutions+memo")
+    index.release_memo()
+    mark("memo released")
+    t0 = time.perf_counter()
+    snap = Snapshot("r-symbols")
+    snap.build([(p, (facts[p], res[p])) for p in sorted(facts)], 1)
+    build_s = time.perf_counter() - t0
+    mark("snapshot")
+    symbols = len(snap.by_id)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    parts = {
+        "facts": marks["facts"],
+        "symbol table": marks["index"] - marks["facts"],
+        "resolutions": marks["memo released"] - marks["index"],
+        "resolver memo (released after each batch)": marks["resolutions+memo"] - marks["memo released"],
+        "snapshot": marks["snapshot"] - marks["memo released"],
+    }
+    kept = marks["snapshot"]
+    out = {"corpus": name, "files": len(facts), "symbols": symbols, "resolve_s": round(resolve_s, 2),
+           "snapshot_build_s": round(build_s, 2),
+           "mb": {k: round(v / 2**20, 1) for k, v in parts.items()},
+           "bytes_per_symbol": {k: round(v / symbols) for k, v in parts.items()} if symbols else {},
+           "kept_mb": round(kept / 2**20, 1), "kept_bytes_per_symbol": round(kept / symbols) if symbols else None,
+           "peak_mb": round(peak / 2**20, 1)}
+    del snap, res, index, facts
+    gc.collect()
+    print(f"[symbols {name}] {out}", flush=True)
+    return out
+
+
+def svg_chart(rows: list[dict[str, Any]]) -> str:
+    """Two panels, one point per corpus: daemon RSS after queries (MB) against symbols, and cold index wall time (s)
+    against files."""
+    panels = [("daemon RSS after queries (MB) vs symbols", "symbols", lambda r: r["cold"]["symbols"],
+               lambda r: r["rss_after_queries"]["daemon"]["rss"]),
+              ("cold index wall (s) vs files", "files", lambda r: r["cold"]["files"] or 0, lambda r: r["cold"]["wall_s"])]
+    width, height, pw, ph, left, top = 900, 380, 360, 260, 70, 50
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">']
+    for n, (title, xlabel, fx, fy) in enumerate(panels):
+        x0 = left + n * (pw + 90)
+        pts = [(r["corpus"], float(fx(r)), float(fy(r))) for r in rows]
+        xmax = max((p[1] for p in pts), default=1.0) * 1.1 or 1.0
+        ymax = max((p[2] for p in pts), default=1.0) * 1.15 or 1.0
+        out.append(f'<text x="{x0}" y="{top - 20}" font-size="13">{title}</text>')
+        out.append(f'<line x1="{x0}" y1="{top + ph}" x2="{x0 + pw}" y2="{top + ph}" stroke="black"/>')
+        out.append(f'<line x1="{x0}" y1="{top}" x2="{x0}" y2="{top + ph}" stroke="black"/>')
+        out.append(f'<text x="{x0 + pw - 40}" y="{top + ph + 28}">{xlabel}</text>')
+        for k in range(5):
+            yv = ymax * k / 4
+            yy = top + ph - ph * k / 4
+            out.append(f'<text x="{x0 - 8}" y="{yy + 4:.1f}" text-anchor="end">{yv:.0f}</text>')
+            xv = xmax * k / 4
+            out.append(f'<text x="{x0 + pw * k / 4:.1f}" y="{top + ph + 14}" text-anchor="middle">{xv:,.0f}</text>')
+        prev = None
+        for label, xv, yv in sorted(pts, key=lambda p: p[1]):
+            cx, cy = x0 + pw * xv / xmax, top + ph - ph * yv / ymax
+            if prev is not None:
+                out.append(f'<line x1="{prev[0]:.1f}" y1="{prev[1]:.1f}" x2="{cx:.1f}" y2="{cy:.1f}" stroke="#2b6cb0"/>')
+            prev = (cx, cy)
+            out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#2b6cb0"/>')
+            out.append(f'<text x="{cx + 6:.1f}" y="{cy - 6:.1f}">{label}: {yv:,.1f}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def wire_row(limit: int = 250) -> dict[str, Any]:
     """What shipping parse outcomes back costs: pickled objects (before) against the msgpack arrays the workers
     send now, over the standard library's top-level modules (CPU seconds in this process)."""
@@ -385,6 +496,8 @@ def main() -> None:
     ap.add_argument("--idle-wait", type=float, default=60.0, help="seconds of idling before the parser row")
     ap.add_argument("--skip-idle", action="store_true", help="skip the parsers-idle row")
     ap.add_argument("--skip-status", action="store_true")
+    ap.add_argument("--symbols", action="store_true", help="the symbols row (heap by part) per corpus chosen")
+    ap.add_argument("--skip-daemon", action="store_true", help="no daemon rows per corpus (with --symbols)")
     ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
     opts = ap.parse_args()
     chosen = opts.corpus if opts.corpus is not None else ["gen1k"]
@@ -400,6 +513,7 @@ def main() -> None:
         if not opts.skip_idle:
             result["parsers_idle"] = parsers_idle_row(generate(work / "idle", 300), opts.idle_wait)
         rows = []
+        sym_rows = []
         for name in chosen:
             if name == "none":
                 continue
@@ -407,9 +521,14 @@ def main() -> None:
                 root = copy_stdlib(work / "stdlib")
             else:
                 root = generate(work / name, {"gen1k": 1000, "gen5k": 5000, "gen20k": 20000}[name])
-            rows.append(corpus_row(name, root, idle_anon))
+            if opts.symbols:
+                sym_rows.append(symbols_row(name, root))
+            if not opts.skip_daemon:
+                rows.append(corpus_row(name, root, idle_anon))
             shutil.rmtree(root, ignore_errors=True)
         result["corpora"] = rows
+        if sym_rows:
+            result["symbols"] = sym_rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["targets"] = {"idle_mb": 60, "stdlib_after_queries_mb": 300, "bytes_per_symbol": 1536, "parser_idle_workers": 1,
@@ -417,6 +536,10 @@ def main() -> None:
                          "gen1k_wall_vs_parse_only": 4.0, "first_query_s": 0.2, "status_ratio": 3.5}
     path = write_result(opts.out, result)
     print(f"wrote {path}")
+    if result["corpora"]:
+        chart = path.with_suffix(".svg")
+        chart.write_text(svg_chart(result["corpora"]) + "\n")
+        print(f"wrote {chart}")
 
 
 if __name__ == "__main__":

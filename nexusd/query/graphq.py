@@ -405,7 +405,7 @@ def completeness(
     seen: set[tuple[str, str, int]] = set()
     elsewhere = 0
     for name, syms in by_name.items():
-        for site in snap.unresolved_by_tail.get(name, ()):
+        for site in snap.sites(name):
             holder = snap.by_id.get(site.holder)
             if holder is None or (site.holder, site.call, site.line) in seen:
                 continue

@@ -341,6 +341,13 @@ class RepoIndex:
             for rules in set(self.rules.values()):
                 rules.config_changed()
 
+    def release_memo(self) -> None:
+        """Drop the memoised bindings and derived lookups; they are recomputed on demand with the same answers.
+        Sync calls this once a batch is resolved: the next change clears them anyway before anything reads
+        them, and after a cold index they are about a quarter of the engine's memory (ARCHITECTURE.md, memory)."""
+        self._bindings.clear()
+        self.memo.clear()
+
     # ---- lookups used by the rules and the call resolver ----------------------------------------------
     def table(self, path: str) -> FileTable | None:
         return self.tables.get(path)

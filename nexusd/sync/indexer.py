@@ -352,6 +352,7 @@ class RepoSync:
         t2 = time.perf_counter()
         index = self._ensure_index(conn, progress, skip=set(changes.changed) | changes.deleted)
         plan = self.resolve(index, changes, scan.stats, known, cold, progress)
+        index.release_memo()  # nothing reads the memo before the next change clears it
         report.affected_paths = sorted(plan.to_resolve - set(changes.changed))
         report.affected = len(report.affected_paths)
         report.deleted = len(changes.deleted)

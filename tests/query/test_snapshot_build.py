@@ -50,7 +50,7 @@ def dump(s: Snapshot) -> dict[str, Any]:
         "inherits_in": {k: v for k, v in s.inherits_in.items() if v},
         "imports_out": {k: v for k, v in s.imports_out.items() if v},
         "imports_in": {k: v for k, v in s.imports_in.items() if v},
-        "unresolved_by_tail": {k: sorted(v) for k, v in s.unresolved_by_tail.items() if v},
+        "unresolved_by_tail": {k: sorted(s.sites(k)) for k in s.unresolved_by_tail if any(True for _ in s.sites(k))},
         "names": [n for n in s.sorted_names if any(True for _ in s.live(s.name_lower.get(n, ())))],
         "sorted": s.sorted_names == sorted(s.sorted_names),
         **{name: index(getattr(s, name)) for name in ("name_exact", "name_lower", "qname_lower", "name_tokens", "text_tokens")},

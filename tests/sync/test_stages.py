@@ -150,3 +150,35 @@ def test_write_then_publish_keeps_the_engine_in_step_with_the_graph(tmp_path: Pa
     assert eng.known == {"a.py": (plan.batch.changed["a.py"].hash, 3, 31)}
     assert set(eng.resolutions) == {"a.py"}
     store.close()
+
+
+def test_sync_releases_the_resolver_memo_and_edits_resolve_as_a_fresh_index(tmp_path: Path) -> None:
+    """After each batch the symbol table drops its memoised bindings and lookups (memory); the next edit's
+    resolution must still equal what a table built from scratch over the same files computes."""
+    from tests.helpers import make_repo
+    from tests.query.conftest import FILES
+
+    root = make_repo(tmp_path / "repo", FILES, commit=False)
+    store = Store(tmp_path / "graph.kuzu")
+    store.ensure_schema()
+    conn = store.connect()
+    conn.execute("CREATE (:Repository {id: $id, root: $root, name: 'repo'})", {"id": REPO, "root": str(root)})
+    eng = RepoSync(REPO, str(root), tmp_path / "cache", lambda: pytest.fail("no pool for a small repository"))
+    assert eng.sync(conn, lambda _: None).mode == "cold"
+    assert eng.index is not None and not eng.index.memo and not eng.index._bindings
+
+    util = root / "pkg" / "util.py"
+    util.write_text(util.read_text() + "\n\ndef helper2(x):\n    return helper(x)\n")
+    report = eng.sync(conn, lambda _: None)
+    assert report.mode == "incremental" and report.parsed == 1
+    assert not eng.index.memo and not eng.index._bindings
+
+    fresh = RepoIndex(REPO, root)
+    for f in eng.facts.values():
+        fresh.set_file(f)
+    assert eng.resolutions, "the engine keeps what it wrote"
+    for path in eng.facts:
+        assert eng.index.resolve_file(path) == fresh.resolve_file(path), path
+    for path, res in eng.resolutions.items():
+        assert res == fresh.resolve_file(path), path
+    store.close()
