@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .history.service import HistoryService
     from .memory.service import MemoryService
+    from .opargs import Scoped
     from .paths import Dirs
     from .query.snapshot import Snapshots
     from .repos import RepoRegistry
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
     from .sync.live import LiveSync
     from .writer import Writer
 
-# An area's section of `status`: fn(conn, args) -> (name, value), in the order the composition root lists them.
-StatusSection = Callable[["Conn", dict[str, Any]], tuple[str, Any]]
+# An area's section of `status`: fn(conn, args) -> (name, value), in the order the composition root lists them;
+# args are `status`'s arguments (which repository, which user).
+StatusSection = Callable[["Conn", "Scoped"], tuple[str, Any]]
 
 
 @dataclass(frozen=True)

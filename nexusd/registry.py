@@ -5,8 +5,9 @@ Each operation declares its lane, which decides where it runs:
     read     on a reader thread with its own Kuzu connection; many at once
     write    on the single writer thread, in arrival order
     control  on the socket loop, for daemon lifecycle (shutdown)
-and an input schema (JSON Schema) that is both validated here and published in the `hello` catalogue, which
-the CLI and the MCP bridge render, so the three can never drift.
+and its arguments, declared once as a frozen dataclass (nexusd/opargs.py). Their JSON Schema is validated here
+and published in the `hello` catalogue, which the CLI and the MCP bridge render, and the handler receives the
+typed value, never the wire dict, so the schema, the handler and the tools can never drift.
 """
 
 from __future__ import annotations
@@ -14,17 +15,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema
 
 from .errors import BadRequest, TooLarge, UnknownOp
+from .opargs import Args, NoArgs, schema_of
 
 if TYPE_CHECKING:
     from .parts import Parts
     from .store import Conn
 
-Handler = Callable[["Ctx", dict[str, Any]], Any]
+Handler = Callable[["Ctx", Any], Any]  # fn(ctx, args) where args is an instance of the op's declared `Args`
+A = TypeVar("A", bound=Args)
+R = TypeVar("R")
 LANES = ("inline", "read", "write", "control")
 
 
@@ -50,12 +54,14 @@ class OpSpec:
     handler: Handler
     lane: str
     description: str
+    args: type[Args]
     schema: dict[str, Any]
     tool: bool  # offered to agents as an MCP tool
     read_only: bool
     timeout_s: float
     long: bool = False  # a write that may take seconds (a sync): quick writes may run at its safe points
     validator: Any = None
+    empty: Args | None = None  # the arguments of a request that sends none, when that is valid
 
     def catalogue_entry(self) -> dict[str, Any]:
         return {
@@ -69,14 +75,6 @@ class OpSpec:
 
 
 REGISTRY: dict[str, OpSpec] = {}
-
-# Arguments many operations share, so every client spells them the same way.
-REPO_ARG = {
-    "type": "string",
-    "maxLength": 4096,  # PATH_MAX
-    "description": "Repository path (default: the client's working directory).",
-}
-USER_ARG = {"type": "string", "maxLength": 200, "description": "Memory owner (default: the OS user or NEXUS_USER)."}
 
 # Limits every argument schema gets where it declares none, so validation is bounded and clients see them
 # in the catalogue (ARCHITECTURE.md, "Invariants").
@@ -106,32 +104,27 @@ def bounded(node: Any) -> Any:
     return {**first, **{k: v for k, v in out.items() if k not in first}}
 
 
-def schema(properties: dict[str, Any] | None = None, required: list[str] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties or {},
-        "required": required or [],
-        "additionalProperties": False,
-    }
-
-
 def op(
     name: str,
     *,
     lane: str,
     description: str,
-    args: dict[str, Any] | None = None,
+    args: type[A] = NoArgs,  # type: ignore[assignment]
     tool: bool = False,
     read_only: bool | None = None,
     timeout_s: float = 60.0,
     long: bool = False,
-) -> Callable[[Handler], Handler]:
+) -> Callable[[Callable[[Ctx, A], R]], Callable[[Ctx, A], R]]:
+    """Register `fn(ctx, args)` as operation `name`; `args` is the class its arguments are declared in
+    (the handler's second parameter has that type, which mypy checks)."""
     if lane not in LANES:
         raise ValueError(f"unknown lane {lane}")
-    args_schema = bounded(args or schema())
+    args_schema = bounded(schema_of(args))
     jsonschema.Draft202012Validator.check_schema(args_schema)
+    validator = jsonschema.Draft202012Validator(args_schema)
+    empty = args.from_wire({}) if validator.is_valid({}) else None
 
-    def register(fn: Handler) -> Handler:
+    def register(fn: Callable[[Ctx, A], R]) -> Callable[[Ctx, A], R]:
         if name in REGISTRY:
             raise ValueError(f"operation {name} registered twice")
         REGISTRY[name] = OpSpec(
@@ -139,12 +132,14 @@ def op(
             handler=fn,
             lane=lane,
             description=description,
+            args=args,
             schema=args_schema,
             tool=tool,
             read_only=(lane != "write") if read_only is None else read_only,
             timeout_s=timeout_s,
             long=long,
-            validator=jsonschema.Draft202012Validator(args_schema),
+            validator=validator,
+            empty=empty,
         )
         return fn
 
@@ -158,7 +153,10 @@ def lookup(name: str) -> OpSpec:
     return spec
 
 
-def validate(spec: OpSpec, args: dict[str, Any]) -> None:
+def validate(spec: OpSpec, args: dict[str, Any]) -> Args:
+    """The request's arguments checked against the op's schema, as the typed value its handler takes."""
+    if not args and spec.empty is not None:
+        return spec.empty  # frozen, so one value serves every request that sends no arguments
     # The first error only: collecting (and sorting) every error of a 300,000-item list took seconds and
     # hundreds of MB on the socket loop.
     error = next(iter(spec.validator.iter_errors(args)), None)
@@ -170,6 +168,7 @@ def validate(spec: OpSpec, args: dict[str, Any]) -> None:
             raise TooLarge(f"{spec.name}: {where}: more than {error.validator_value} {unit}", hint=hint)
         message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
         raise BadRequest(f"{spec.name}: {where}: {message}", hint=hint)
+    return spec.args.from_wire(args)
 
 
 def catalogue() -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from . import config
 from .errors import BadRequest, Forbidden, NotIndexed
 
 if TYPE_CHECKING:
+    from .opargs import Scoped
     from .store import Conn
 
 
@@ -227,12 +228,12 @@ def delete_node(conn: Conn, repo_id: str) -> None:
     conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo_id})
 
 
-def require_repo(reg: RepoRegistry, args: dict[str, Any], *, user: str | None = None) -> Repo:
+def require_repo(reg: RepoRegistry, args: Scoped, *, user: str | None = None) -> Repo:
     """The registered repository the request's `repo` path points into, or a clear error.
 
     A repository registered by another user is refused (`forbidden`): one daemon may serve several users.
     """
-    path = args.get("repo")
+    path = args.repo
     if not path:
         raise NotIndexed("no repository given", hint="pass `repo` (the CLI sends the git root of its cwd)")
     if not isinstance(path, str) or "\x00" in path:  # found by fuzzing: a NUL byte crashed handlers (internal)
@@ -240,7 +241,7 @@ def require_repo(reg: RepoRegistry, args: dict[str, Any], *, user: str | None = 
     repo = reg.containing(path)
     if repo is None:
         raise NotIndexed(f"{path} is not in a registered repository", hint=f"register it: `nexus index {path}`")
-    check_owner(repo, user if user is not None else args.get("user"))
+    check_owner(repo, user if user is not None else args.user)
     return repo
 
 

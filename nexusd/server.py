@@ -29,6 +29,7 @@ import zmq
 
 from . import protocol, recovery
 from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
+from .opargs import Args, NoArgs
 from .registry import Ctx, OpSpec, lookup, validate
 from .store import StoreError, StoreTimeout
 
@@ -152,7 +153,7 @@ class Job:
     identity: bytes | None
     request_id: Any
     spec: OpSpec | None
-    args: dict[str, Any]
+    args: Args
     deadline: float
     task: Callable[[Conn], Any] | None = None  # internal work for the writer (sync batches)
     done: threading.Event | None = None
@@ -322,21 +323,21 @@ class Server:
             request_id = protocol.peek_id(obj)
             req = protocol.validate_request(obj)
             spec = lookup(req.op)
-            validate(spec, req.args)
+            args = validate(spec, req.args)  # the typed value the handler takes (nexusd/opargs.py)
             self.handled += 1
             deadline = time.monotonic() + spec.timeout_s
             if spec.lane in ("inline", "control"):
                 assert self.parts is not None
                 ctx = Ctx(self.parts, None, req.id, spec.name, deadline=deadline)
-                self._send_final(identity, protocol.ok_frame(req.id, spec.handler(ctx, req.args)))
+                self._send_final(identity, protocol.ok_frame(req.id, spec.handler(ctx, args)))
             elif spec.lane == "read":
                 if self.read_queue.qsize() >= MAX_QUEUED_READS:
                     raise Busy("too many queries waiting", hint="retry in a moment")
-                self.read_queue.put(Job(identity, req.id, spec, req.args, deadline))
+                self.read_queue.put(Job(identity, req.id, spec, args, deadline))
             else:
                 if self.write_queue.qsize() >= MAX_QUEUED_WRITES:
                     raise Busy("too many writes waiting", hint="retry in a moment")
-                self.write_queue.put(Job(identity, req.id, spec, req.args, deadline), quick=not spec.long)
+                self.write_queue.put(Job(identity, req.id, spec, args, deadline), quick=not spec.long)
         except NexusError as exc:
             self._send_final(identity, protocol.error_frame(request_id, exc))
         except Exception as exc:  # the crash barrier of the loop itself
@@ -345,7 +346,7 @@ class Server:
 
     def submit_internal(self, task: Callable[[Conn], Any], *, wait: bool = False, timeout: float = 600.0) -> Any:
         """Queue work for the writer from inside the daemon (watcher batches); optionally wait for it."""
-        job = Job(None, None, None, {}, time.monotonic() + timeout, task=task, done=threading.Event())
+        job = Job(None, None, None, NoArgs(), time.monotonic() + timeout, task=task, done=threading.Event())
         self.write_queue.put(job)
         if not wait:
             return None

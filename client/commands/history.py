@@ -117,15 +117,20 @@ def history_sync(
 
 @history.command("show", hidden=True)
 @click.argument("target")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=int, help="At most this many commits (default 20).")
 @click.option("--no-patch", is_flag=True, help="Leave the patches out.")
 @json_option
 @pass_app
-def history_show(app: App, target: str, limit: int, no_patch: bool) -> None:
+def history_show(app: App, target: str, limit: int | None, no_patch: bool) -> None:
     """What changed in TARGET (a symbol name, qualified name or id, or a file path), when and why."""
     if os.path.exists(target):
         target = os.path.abspath(target)
-    r = app.call("history", {"repo": app.repo, "user": app.user, "target": target, "limit": limit, "patch": not no_patch})
+    args: dict[str, Any] = {"repo": app.repo, "user": app.user, "target": target}
+    if limit is not None:
+        args["limit"] = limit
+    if no_patch:
+        args["patch"] = False
+    r = app.call("history", args)
 
     def change_lines(changes: list[dict[str, Any]]) -> list[str]:
         out = []

@@ -73,10 +73,10 @@ def session_end(app: App, session: str | None, summary: str | None) -> None:
 
 
 @session.command("list")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=int, help="At most this many sessions (default 20).")
 @json_option
 @pass_app
-def session_list(app: App, limit: int) -> None:
+def session_list(app: App, limit: int | None) -> None:
     """This user's sessions in this repository, newest first."""
     r = app.call("session.list", _args(app, limit=limit))
     app.emit(
@@ -91,12 +91,12 @@ def session_list(app: App, limit: int) -> None:
 
 @click.command()
 @click.argument("text")
-@click.option("--role", type=click.Choice(["user", "assistant", "tool", "system", "note"]), default="user", show_default=True)
+@click.option("--role", type=click.Choice(["user", "assistant", "tool", "system", "note"]), help="Who spoke (default user).")
 @session_option
 @click.option("--id", "tid", help="Your own turn id (default: derived from session, role and text).")
 @json_option
 @pass_app
-def turn(app: App, text: str, role: str, session: str | None, tid: str | None) -> None:
+def turn(app: App, text: str, role: str | None, session: str | None, tid: str | None) -> None:
     """Append a turn (TEXT, or - for stdin) to a session."""
     r = app.call("turn", _args(app, text=_text(text), role=role, session=session, id=tid))
     app.emit(r, lambda r: f"turn {r['ordinal']} of {r['session']}" + ("" if r["created"] else " (already recorded)"))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import safefs
 from ..errors import BadRequest, NotFound, TooLarge
-from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..opargs import Args, NoArgs, Scoped, arg, repo_arg, user_arg
+from ..registry import Ctx, op
 from ..repos import (
     Repo,
     check_owner,
@@ -34,8 +36,8 @@ if TYPE_CHECKING:
     from ..store import Conn
 
 
-def _root_arg(args: dict[str, Any]) -> str:
-    path = safefs.check_path_arg(args.get("repo"), "repo")
+def _root_arg(repo: str | None, name: str = "repo") -> str:
+    path = safefs.check_path_arg(repo, name)
     real = os.path.realpath(path)  # symlinks resolved first: a link to /etc is /etc
     if not os.path.isdir(real):
         raise NotFound(f"{path} is not a directory")
@@ -47,29 +49,33 @@ def _result(repo: Repo, report: SyncReport) -> dict[str, Any]:
     return with_freshness(repo, {"repo": repo.root, "name": repo.name, "id": repo.id, **report.to_dict()})
 
 
+@dataclass(frozen=True, kw_only=True)
+class IndexArgs(Args):
+    repo: str = repo_arg(required=True)
+    user: str | None = user_arg()
+    full: bool = arg(False, description="Re-parse every file.")
+
+
 @op(
     "index",
     lane="write",
     long=True,
     description="Register a repository (if new) and build its code graph; later calls sync what changed.",
-    args=schema(
-        {"repo": REPO_ARG, "user": USER_ARG, "full": {"type": "boolean", "description": "Re-parse every file."}},
-        ["repo"],
-    ),
+    args=IndexArgs,
     timeout_s=3600,
 )
-def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def index(ctx: Ctx, args: IndexArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     repos, live = ctx.parts.repos, ctx.parts.live
-    root = _root_arg(args)
+    root = _root_arg(args.repo)
     existing = repos.by_root(root) or repos.get(repo_id_for(root))
-    user = args.get("user") or default_user()
+    user = args.user or default_user()
     if existing is not None:
         check_owner(existing, user)
     repo = register(ctx.conn, repos, root, user)
     live.watch_repo(repo)  # before the build: changes made during it are caught
     try:
-        report = live.run_sync(ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
+        report = live.run_sync(ctx.conn, repo, ctx.progress, full=args.full)
     except TooLarge:
         if existing is None:  # a refused first index leaves nothing registered (nor rebuilt at every start)
             _unregister(ctx, repo)
@@ -77,28 +83,34 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _result(repo, report)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SyncArgs(Args):
+    repo: str | None = repo_arg()
+    user: str | None = user_arg()
+    paths: list[str] | None = arg(None, description="Only these paths (default: everything that changed).")
+
+
 @op(
     "sync",
     lane="write",
     long=True,
     description="Bring a registered repository's graph up to date with its files (stat, then hash, then parse).",
-    args=schema({"repo": REPO_ARG, "user": USER_ARG, "paths": {"type": "array", "items": {"type": "string"},
-                                                                  "description": "Only these paths (default: everything that changed)."}}),
+    args=SyncArgs,
     tool=True,
     read_only=False,
     timeout_s=3600,
 )
-def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def sync(ctx: Ctx, args: SyncArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     live = ctx.parts.live
     repo = require_repo(ctx.parts.repos, args)
-    for path in args.get("paths") or []:
+    for path in args.paths or []:
         safefs.check_path_arg(path, "paths")  # a NUL byte is bad_request, not a crash in lstat
     if repo.missing:
         raise NotFound(f"{repo.root} no longer exists; its graph and memory are kept",
                        hint=f"`nexus repos move {repo.root} NEW` if it moved, `nexus forget {repo.root}` to drop it")  # fmt: skip
-    if args.get("paths"):
-        return _result(repo, live.run_sync(ctx.conn, repo, ctx.progress, paths=args["paths"]))
+    if args.paths:
+        return _result(repo, live.run_sync(ctx.conn, repo, ctx.progress, paths=args.paths))
     t0 = time.perf_counter()
     if live.barrier(repo):
         # Cookie seen: every change made before this request is in the dirty set. We run on the writer,
@@ -112,16 +124,27 @@ def sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _result(repo, live.run_sync(ctx.conn, repo, ctx.progress))
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReposArgs(Args):
+    user: str | None = user_arg()
+
+
 @op(
     "repos",
     lane="read",
     description="The repositories registered with this daemon (for this user), with their freshness.",
-    args=schema({"user": USER_ARG}),
+    args=ReposArgs,
 )
-def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    user = args.get("user")  # a listing: without a user, every registration (roots only, no code or memory)
+def repos(ctx: Ctx, args: ReposArgs) -> dict[str, Any]:
+    user = args.user  # a listing: without a user, every registration (roots only, no code or memory)
     items = [r.to_dict() for r in ctx.parts.repos.all() if not user or repo_shared() or owner_of(r) == user]
     return {"repos": items}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForgetRepoArgs(Args):
+    repo: str = repo_arg(required=True)
+    user: str | None = user_arg()
 
 
 @op(
@@ -129,9 +152,9 @@ def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     lane="write",
     long=True,
     description="Unregister a repository and drop its code graph and history (memory is kept).",
-    args=schema({"repo": REPO_ARG, "user": USER_ARG}, ["repo"]),
+    args=ForgetRepoArgs,
 )
-def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def forget_repo(ctx: Ctx, args: ForgetRepoArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx.parts.repos, args)
     _unregister(ctx, repo)
@@ -154,28 +177,33 @@ def _unregister(ctx: Ctx, repo: Repo) -> None:
     parts.snapshots.drop(repo.id)  # the in-daemon copy the query ops answer from
 
 
+@dataclass(frozen=True, kw_only=True)
+class MoveRepoArgs(Args):
+    repo: str = repo_arg("The registered root (it may no longer exist).", required=True)
+    to: str = arg(maxLength=4096, description="The directory it lives in now.")
+    user: str | None = user_arg()
+
+
 @op(
     "repo.move",
     lane="write",
     long=True,
     description="A registered repository now lives at another path: keep its id, memory, history and graph, "
     "and re-sync it there.",
-    args=schema({"repo": {"type": "string", "description": "The registered root (it may no longer exist)."},
-                 "to": {"type": "string", "description": "The directory it lives in now."},
-                 "user": USER_ARG}, ["repo", "to"]),  # fmt: skip
+    args=MoveRepoArgs,
     timeout_s=3600,
 )
-def move_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def move_repo(ctx: Ctx, args: MoveRepoArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     reg, live = ctx.parts.repos, ctx.parts.live
-    for name in ("repo", "to"):  # found by fuzzing: a NUL byte made realpath raise (internal)
-        safefs.check_path_arg(args[name], name)
-    old = os.path.realpath(args["repo"])
-    repo = reg.by_root(old) or reg.by_root(os.path.abspath(args["repo"]))
+    for name, value in (("repo", args.repo), ("to", args.to)):  # found by fuzzing: a NUL byte made realpath raise
+        safefs.check_path_arg(value, name)
+    old = os.path.realpath(args.repo)
+    repo = reg.by_root(old) or reg.by_root(os.path.abspath(args.repo))
     if repo is None:
-        raise NotFound(f"{args['repo']} is not a registered repository root", hint="`nexus repos` lists them")
-    check_owner(repo, args.get("user") or default_user())
-    new = _root_arg({"repo": args["to"]})
+        raise NotFound(f"{args.repo} is not a registered repository root", hint="`nexus repos` lists them")
+    check_owner(repo, args.user or default_user())
+    new = _root_arg(args.to)
     if new == repo.root:
         raise BadRequest(f"{new} is already where the repository is registered")
     if os.path.isdir(repo.root):
@@ -201,7 +229,7 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         lane="write",
         description="Make the next cold build hand Kuzu an edge to a missing symbol (tests failed-build recovery).",
     )
-    def debug_fail_next_build(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    def debug_fail_next_build(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
         graphwrite.FAULTS["dangling-edge"] = True
         return {"armed": True}
 
@@ -224,25 +252,32 @@ def _next_action(repo: Repo) -> str:
     return "none"
 
 
+@dataclass(frozen=True, kw_only=True)
+class HookNotifyArgs(Args):
+    repo: str = repo_arg(required=True)
+    user: str | None = user_arg()
+    event: str | None = arg(None)
+
+
 @op(
     "hook.notify",
     lane="inline",
     description="Tell the daemon a repository changed (git hooks call this); returns at once, syncs later.",
-    args=schema({"repo": REPO_ARG, "user": USER_ARG, "event": {"type": "string"}}, ["repo"]),
+    args=HookNotifyArgs,
 )
-def hook_notify(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    repo = ctx.parts.repos.containing(args["repo"])
+def hook_notify(ctx: Ctx, args: HookNotifyArgs) -> dict[str, Any]:
+    repo = ctx.parts.repos.containing(args.repo)
     if repo is None:
         return {"queued": False, "reason": "not registered"}
     ctx.parts.live.rescan(repo)  # a checkout or rebase: a full stat walk once events settle (or a sync)
     return {"queued": True, "repo": repo.root}
 
 
-def status_section(parts: Parts, conn: Conn, args: dict[str, Any]) -> tuple[str, Any]:
+def status_section(parts: Parts, conn: Conn, args: Scoped) -> tuple[str, Any]:
     """`status`'s per-repository section (registered by the composition root)."""
     reg = parts.repos
-    chosen = [reg.containing(args["repo"])] if args.get("repo") else reg.all()
-    user = args.get("user")
+    chosen = [reg.containing(args.repo)] if args.repo else reg.all()
+    user = args.user
     out = []
     for repo in chosen:
         if repo is None or (user and owner_of(repo) != user and not repo_shared()):

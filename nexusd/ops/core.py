@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .. import WIRE_VERSION, __version__, config
 from ..errors import BadRequest
-from ..registry import USER_ARG, Ctx, catalogue, op, schema
-
-REPO_ARG_ONLY = {"type": "string", "description": "Only the repository containing this path (default: all)."}
+from ..opargs import Args, NoArgs, arg, user_arg
+from ..registry import Ctx, catalogue, op
 
 CAPABILITIES = ["progress", "catalogue", "cursor"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HelloArgs(Args):
+    client: str | None = arg(None)
+    wire: int = arg(WIRE_VERSION)
 
 
 @op(
     "hello",
     lane="inline",
     description="Handshake: daemon and wire versions, capabilities, and the catalogue of operations.",
-    args=schema({"client": {"type": "string"}, "wire": {"type": "integer"}}),
+    args=HelloArgs,
 )
-def hello(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    wire = args.get("wire", WIRE_VERSION)
+def hello(ctx: Ctx, args: HelloArgs) -> dict[str, Any]:
+    wire = args.wire
     if wire != WIRE_VERSION:
         raise BadRequest(
             f"client speaks wire version {wire}, daemon {WIRE_VERSION}",
@@ -37,18 +43,24 @@ def hello(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @op("ping", lane="inline", description="Liveness check; answers on the socket loop without touching the graph.")
-def ping(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def ping(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
     return {"pong": True, "pid": ctx.parts.info.pid}
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusArgs(Args):
+    repo: str | None = arg(None, description="Only the repository containing this path (default: all).")
+    user: str | None = user_arg()
 
 
 @op(
     "status",
     lane="read",
     description="Daemon health and, per repository, files, symbols, edges, freshness and the last build.",
-    args=schema({"repo": REPO_ARG_ONLY, "user": USER_ARG}),
+    args=StatusArgs,
     tool=True,
 )
-def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def status(ctx: Ctx, args: StatusArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     info = ctx.parts.info
     out: dict[str, Any] = {
@@ -73,7 +85,7 @@ def status(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @op("shutdown", lane="control", description="Stop the daemon cleanly: finish the write in progress, close the graph.")
-def shutdown(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def shutdown(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
     ctx.parts.request_stop()
     return {"stopping": True, "pid": ctx.parts.info.pid}
 
@@ -82,47 +94,65 @@ if config.get("NEXUS_DEBUG_OPS"):
     # Test-only operations, registered only when the daemon is started with NEXUS_DEBUG_OPS=1.
 
     @op("debug.raise", lane="read", description="Raise inside a handler (tests the crash barrier).")
-    def debug_raise(ctx: Ctx, args: dict[str, Any]) -> None:
+    def debug_raise(ctx: Ctx, args: NoArgs) -> None:
         raise RuntimeError("boom (debug.raise)")
+
+    @dataclass(frozen=True, kw_only=True)
+    class SleepArgs(Args):
+        seconds: float = arg(1.0, minimum=0, maximum=30)
 
     @op(
         "debug.sleep",
         lane="read",
         description="Sleep on a reader thread, sending progress (tests concurrency).",
-        args=schema({"seconds": {"type": "number", "minimum": 0, "maximum": 30}}),
+        args=SleepArgs,
     )
-    def debug_sleep(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-        end = time.monotonic() + float(args.get("seconds", 1))
+    def debug_sleep(ctx: Ctx, args: SleepArgs) -> dict[str, Any]:
+        end = time.monotonic() + args.seconds
         while time.monotonic() < end:
             ctx.progress({"message": "sleeping", "left": round(end - time.monotonic(), 2)})
             time.sleep(0.01)
-        return {"slept": args.get("seconds", 1)}
+        return {"slept": args.seconds}
+
+    @dataclass(frozen=True, kw_only=True)
+    class EchoArgs(Args):
+        open_ended = True
+        rest: dict[str, Any] = arg(None)
 
     @op(
         "debug.echo",
         lane="read",
         description="Echo the arguments back (tests routing).",
-        args={"type": "object"},
+        args=EchoArgs,
     )
-    def debug_echo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-        return {"echo": args}
+    def debug_echo(ctx: Ctx, args: EchoArgs) -> dict[str, Any]:
+        return {"echo": args.rest}
+
+    @dataclass(frozen=True, kw_only=True)
+    class BigArgs(Args):
+        bytes: int = arg(0, minimum=0)
 
     @op(
         "debug.big",
         lane="read",
         description="Return a result of the given size in bytes (tests the result size bound).",
-        args=schema({"bytes": {"type": "integer", "minimum": 0}}),
+        args=BigArgs,
     )
-    def debug_big(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-        return {"data": "x" * int(args.get("bytes", 0))}
+    def debug_big(ctx: Ctx, args: BigArgs) -> dict[str, Any]:
+        return {"data": "x" * args.bytes}
+
+    @dataclass(frozen=True, kw_only=True)
+    class CypherArgs(Args):
+        query: str = arg()
+        params: dict[str, Any] | None = arg(None)
 
     @op(
         "debug.cypher",
         lane="read",
         description="Run a read-only Cypher query (tests inspect the graph with it).",
-        args=schema({"query": {"type": "string"}, "params": {"type": "object"}}, ["query"]),
+        args=CypherArgs,
     )
-    def debug_cypher(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    def debug_cypher(ctx: Ctx, args: CypherArgs) -> dict[str, Any]:
         assert ctx.conn is not None
-        return {"rows": ctx.conn.rows(args["query"], args.get("params") or {})}
+        return {"rows": ctx.conn.rows(args.query, args.params or {})}
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import safefs
 from ..errors import BadRequest, NotFound, NotIndexed
 from ..history import fixes, ingest, lineage, rank, reads, vectors
 from ..history.redact import DenyList
-from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..opargs import Args, NoArgs, Scoped, arg, repo_arg, user_arg
+from ..registry import Ctx, op
 from ..repos import Repo, owner_of, repo_shared, require_repo, with_freshness
 from ..retrieve import index as retrieve_index
 from ..retrieve import search as retrieve_search
@@ -27,41 +29,47 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KINDS = ["commit", "change", "shell", "doc", "turn", "fact", "procedure", "handoff"]
-SCRAPE_ARG = {
-    "type": "array",
-    "description": "Shell history files to scrape as a labelled fallback: [{path, shell: bash|zsh}].",
-    "items": {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "shell": {"enum": ["bash", "zsh"]}},
-        "required": ["path", "shell"],
-        "additionalProperties": False,
-    },
-    "maxItems": 4,
-}
-CLAUDE_DIR_ARG = {"type": "string", "description": "Claude config dir holding projects/ (default ~/.claude)."}
 
 
-def _user(args: dict[str, Any]) -> str:
-    return str(args.get("user") or ingest.history_user())
+@dataclass(frozen=True, kw_only=True)
+class ScrapeFile(Args):
+    """A shell history file to scrape: `scrape` items."""
+
+    path: str = arg()
+    shell: Literal["bash", "zsh"] = arg()
 
 
-def _user_roots(ctx: Ctx, args: dict[str, Any]) -> list[str]:
+# Arguments the history sources share (one function each: a dataclass field belongs to one class).
+def scrape_arg() -> Any:
+    return arg(None, maxItems=4,
+               description="Shell history files to scrape as a labelled fallback: [{path, shell: bash|zsh}].")  # fmt: skip
+
+
+def claude_dir_arg() -> Any:
+    return arg(None, description="Claude config dir holding projects/ (default ~/.claude).")
+
+
+def _user(args: Scoped) -> str:
+    return str(args.user or ingest.history_user())
+
+
+def _user_roots(ctx: Ctx, args: Scoped) -> list[str]:
     user = _user(args)
     return [r.root for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]
 
 
-def scrape_files(ctx: Ctx, args: dict[str, Any]) -> list[tuple[str, str]]:
+def scrape_files(ctx: Ctx, args: Scoped, scrape: list[ScrapeFile] | None) -> list[tuple[str, str]]:
     """The history files a request asks to scrape, each checked (safefs.history_file) before anything is read:
     a path that is not a regular shell history file of this user is `bad_request` with the reason."""
     roots = _user_roots(ctx, args)
-    return [(safefs.history_file(f["path"], roots), f["shell"]) for f in args.get("scrape") or []]
+    return [(safefs.history_file(f.path, roots), f.shell) for f in scrape or []]
 
 
-def claude_dir(ctx: Ctx, args: dict[str, Any]) -> str | None:
-    if args.get("claudeDir") is None:
+def claude_dir(ctx: Ctx, args: Scoped, given: str | None) -> str | None:
+    if given is None:
         return None
     extra = [os.environ.get("CLAUDE_CONFIG_DIR")]
-    return str(safefs.config_dir(args["claudeDir"], "claudeDir", _user_roots(ctx, args), extra))
+    return str(safefs.config_dir(given, "claudeDir", _user_roots(ctx, args), extra))
 
 
 def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: list[tuple[str, str]]) -> int:
@@ -87,6 +95,22 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
 # -- sync ---------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class HistorySyncArgs(Args):
+    repo: str = repo_arg(required=True)
+    user: str | None = user_arg()
+    limit: int | None = arg(None, minimum=1, maximum=100000,
+                            description="Commits on a first sync (default: the whole history, NEXUS_HISTORY_COMMITS).")  # fmt: skip
+    patches: int | None = arg(None, minimum=0, maximum=100000,
+                              description="Latest non-merge commits read with their diffs (default 200, NEXUS_HISTORY_PATCHES).")  # fmt: skip
+    git: bool = arg(True)
+    docs: bool = arg(True)
+    shell: bool = arg(True)
+    transcripts: bool | None = arg(None, description="Opt in to Claude Code transcripts (default: NEXUS_HISTORY_TRANSCRIPTS).")
+    claude_dir: str | None = claude_dir_arg()
+    scrape: list[ScrapeFile] | None = scrape_arg()
+
+
 @op(
     "history.sync",
     lane="write",
@@ -94,59 +118,43 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
     description="Ingest a repository's history: new git commits (first sync: every message, diffs for the latest N "
     "non-merge commits), docs, the shell "
     "spool, and (opt-in) assistant transcripts. Idempotent; redacted; honours the forget deny-list.",
-    args=schema(
-        {
-            "repo": REPO_ARG,
-            "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100000,
-                      "description": "Commits on a first sync (default: the whole history)."},
-            "patches": {"type": "integer", "minimum": 0, "maximum": 100000,
-                        "description": "Latest non-merge commits read with their diffs (default 200)."},
-            "git": {"type": "boolean"},
-            "docs": {"type": "boolean"},
-            "shell": {"type": "boolean"},
-            "transcripts": {"type": "boolean", "description": "Opt in to Claude Code transcripts."},
-            "claudeDir": CLAUDE_DIR_ARG,
-            "scrape": SCRAPE_ARG,
-        },
-        ["repo"],
-    ),
+    args=HistorySyncArgs,
     timeout_s=1800,
 )
-def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def history_sync(ctx: Ctx, args: HistorySyncArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx.parts.repos, args)
-    scrape = scrape_files(ctx, args)  # refused before anything is written
-    claude = claude_dir(ctx, args)
+    scrape = scrape_files(ctx, args, args.scrape)  # refused before anything is written
+    claude = claude_dir(ctx, args, args.claude_dir)
     conn, history = ctx.conn, ctx.parts.history
     deny = history.deny
     user = _user(args)
     out: dict[str, Any] = {"repo": repo.root}
-    if args.get("git", True):
+    if args.git:
         ctx.progress({"message": "reading git history"})
         since = ingest.stored_cursor(conn, repo.id)
         try:
-            limit = int(args.get("limit") or ingest.commit_limit())
-            plan = ingest.plan_git(repo.root, since, limit, deny, args.get("patches"))
+            limit = args.limit or ingest.commit_limit()
+            plan = ingest.plan_git(repo.root, since, limit, deny, args.patches)
         except ingest.git_source.GitError as exc:
             out["git"] = {"error": str(exc)}
         else:
             out["git"] = ingest.store_git(conn, repo, plan)
             out["git"]["since"] = since
             _store_vectors(conn, repo.id, "", "Commit", [(c.id, c.message) for c in plan.commits])
-    if args.get("docs", True):
+    if args.docs:
         ctx.progress({"message": "splitting docs"})
         sections, denied = ingest.plan_docs(repo.root, deny)
         out["docs"] = {**ingest.store_docs(conn, repo, sections), "denied": denied}
         _store_vectors(
             conn, repo.id, "", "DocSection", [(d.id, " > ".join(d.heading_path) + "\n" + d.text) for d, _ in sections]
         )
-    if args.get("shell", True):
+    if args.shell:
         out["shell"] = history.ingest_spool_now(conn)
         if scrape:
             scraped = ingest.scrape_shell(scrape)
             out["shell"]["scraped"] = ingest.store_scraped(conn, repo, user, scraped, deny)
-    if args.get("transcripts", ingest.transcripts_enabled()):
+    if args.transcripts if args.transcripts is not None else ingest.transcripts_enabled():
         ctx.progress({"message": "reading transcripts"})
         turns, denied = ingest.plan_transcripts(repo.root, deny, claude)
         out["transcripts"] = {"turns": len(turns), "stored": ingest.store_transcripts(conn, repo, user, turns), "denied": denied}
@@ -160,7 +168,7 @@ def history_sync(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @op("shell.ingest", lane="write", long=True, description="Ingest the shell hook's spool now (the daemon also does so periodically).")
-def shell_ingest(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def shell_ingest(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     history = ctx.parts.history
     return {"spool": str(history.spool), **history.ingest_spool_now(ctx.conn)}
@@ -202,31 +210,31 @@ def _vector_hits(
     return {"vectors": "on"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class QueryArgs(Args):
+    text: str = arg(minLength=1, maxLength=2000, description="The question, in words.")
+    repo: str | None = repo_arg()
+    user: str | None = user_arg()
+    budget: int = arg(rank.DEFAULT_BUDGET, minimum=50, maximum=100000, description="Token budget (chars/4).")
+    limit: int = arg(rank.DEFAULT_LIMIT, minimum=1, maximum=100, description="At most this many results.")
+    all_repos: bool = arg(False, description="Search every repository of the user, fused per repository.")
+    kinds: list[str] | None = arg(None, items={"enum": KINDS}, description="Only these kinds (default all).")
+
+
 @op(
     "query",
     lane="read",
     description="Recall across history (commits, changes, failed/successful shell commands, docs, transcripts) "
     "and memory (facts, procedures, handoffs): BM25 (+ vectors when configured) fused by reciprocal rank, "
     "bounded priors, packed into a token budget; reports what was cut.",
-    args=schema(
-        {
-            "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The question, in words."},
-            "repo": REPO_ARG,
-            "user": USER_ARG,
-            "budget": {"type": "integer", "minimum": 50, "maximum": 100000, "description": "Token budget (chars/4)."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many results (default 10)."},
-            "allRepos": {"type": "boolean", "description": "Search every repository of the user, fused per repository."},
-            "kinds": {"type": "array", "items": {"enum": KINDS}, "description": "Only these kinds (default all)."},
-        },
-        ["text"],
-    ),
+    args=QueryArgs,
     tool=True,
 )
-def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def query(ctx: Ctx, args: QueryArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     user = _user(args)
-    text = args["text"]
-    if args.get("allRepos"):
+    text = args.text
+    if args.all_repos:
         repos = [r for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]
         if not repos:
             raise NotIndexed("no repositories registered", hint="`nexus index PATH` first")
@@ -235,7 +243,7 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     embedder = vectors.configured()
     per_repo: list[list[rank.Hit]] = []
     notes: dict[str, Any] = {}
-    kinds = args.get("kinds")
+    kinds = args.kinds
     for repo in repos:
         memory = _memory_hits(ctx.conn, text, repo.id, user, kinds)
         hits, notes = retrieve_search.search(ctx.conn, text, repo.id, user, kinds=kinds, memory=memory)
@@ -243,8 +251,8 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             notes.update(_vector_hits(ctx.conn, embedder, text, repo.id, user, hits))
         per_repo.append(hits)
     ranked = per_repo[0] if len(per_repo) == 1 else rank.fuse_repos(per_repo)
-    budget = int(args.get("budget") or rank.DEFAULT_BUDGET)
-    results, cut = rank.pack(ranked, budget, int(args.get("limit") or rank.DEFAULT_LIMIT))
+    budget = args.budget
+    results, cut = rank.pack(ranked, budget, args.limit)
     roots = {r.id: r.root for r in repos}
     fixes.annotate(ctx.conn, results, roots, user)  # a failed command shows what fixed it
     for item in results:
@@ -266,30 +274,31 @@ def query(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 # -- history of a symbol or file ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class HistoryArgs(Args):
+    target: str = arg(minLength=1, description="A file path, or a symbol: id, key or `path:QualifiedName` (as "
+                      "`locate` prints), qualified or bare name.")  # fmt: skip
+    repo: str | None = repo_arg()
+    user: str | None = user_arg()
+    limit: int = arg(20, minimum=1, maximum=200, description="At most this many commits.")
+    patch: bool = arg(True, description="Include the bounded patches.")
+
+
 @op(
     "history",
     lane="read",
     description="What changed in a symbol or file, when and why: the commits whose changes touched it, newest "
     "first, with their messages and bounded patches.",
-    args=schema(
-        {
-            "target": {"type": "string", "minLength": 1, "description": "A file path, or a symbol: id, key or `path:QualifiedName` (as `locate` prints), qualified or bare name."},
-            "repo": REPO_ARG,
-            "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many commits (default 20)."},
-            "patch": {"type": "boolean", "description": "Include the bounded patches (default true)."},
-        },
-        ["target"],
-    ),
+    args=HistoryArgs,
     tool=True,
 )
-def history(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def history(ctx: Ctx, args: HistoryArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     conn = ctx.conn
     repo = require_repo(ctx.parts.repos, args)
-    target = args["target"]
-    limit = int(args.get("limit") or 20)
-    with_patch = args.get("patch", True)
+    target = args.target
+    limit = args.limit
+    with_patch = args.patch
     rel = _relative(repo, target)
     if reads.is_changed_file(conn, repo.id, rel):
         rows = reads.file_changes(conn, repo.id, rel, limit, bool(with_patch))
@@ -327,28 +336,32 @@ def _relative(repo: Repo, target: str) -> str:
 # -- scan (dry run) -----------------------------------------------------------------------------------------
 
 
+SCAN_SHOWN = 50  # items a scan lists when the request names no limit
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanArgs(Args):
+    kind: Literal["git", "diff", "shell", "docs", "transcripts"] = arg()
+    repo: str | None = repo_arg()
+    user: str | None = user_arg()
+    limit: int | None = arg(None, minimum=1, maximum=5000, description=f"At most this many items (default "
+                            f"{SCAN_SHOWN}); for git and diff also the commits read (default: the whole history).")  # fmt: skip
+    claude_dir: str | None = claude_dir_arg()
+    scrape: list[ScrapeFile] | None = scrape_arg()
+
+
 @op(
     "scan",
     lane="read",
     description="Dry run: what a history sync would store from one source (git, diff, shell, docs, "
     "transcripts), with its signal. Writes nothing.",
-    args=schema(
-        {
-            "kind": {"enum": ["git", "diff", "shell", "docs", "transcripts"]},
-            "repo": REPO_ARG,
-            "user": USER_ARG,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 5000},
-            "claudeDir": CLAUDE_DIR_ARG,
-            "scrape": SCRAPE_ARG,
-        },
-        ["kind"],
-    ),
+    args=ScanArgs,
 )
-def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def scan(ctx: Ctx, args: ScanArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     conn = ctx.conn
-    kind = args["kind"]
-    limit = int(args.get("limit") or 50)
+    kind = args.kind
+    limit = args.limit or SCAN_SHOWN
     deny = ctx.parts.history.deny
     if kind == "shell":
         return _scan_shell(ctx, args, limit, deny)
@@ -357,7 +370,7 @@ def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if kind in ("git", "diff"):
         since = ingest.stored_cursor(conn, repo.id)
         try:
-            plan = ingest.plan_git(repo.root, since, int(args.get("limit") or ingest.commit_limit()), deny)
+            plan = ingest.plan_git(repo.root, since, args.limit or ingest.commit_limit(), deny)
         except ingest.git_source.GitError as exc:
             raise BadRequest(str(exc)) from exc
         out.update(since=since, head=plan.head, rewritten=plan.rewritten, denied=plan.denied, total=len(plan.commits))
@@ -383,7 +396,7 @@ def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             for d, _ in sections[:limit]
         ]  # fmt: skip
     else:
-        turns, denied = ingest.plan_transcripts(repo.root, deny, claude_dir(ctx, args))
+        turns, denied = ingest.plan_transcripts(repo.root, deny, claude_dir(ctx, args, args.claude_dir))
         out.update(total=len(turns), denied=denied, enabled=ingest.transcripts_enabled())
         out["items"] = [
             {"sessionId": t.session_id, "ordinal": t.ordinal, "role": t.role, "at": t.timestamp,
@@ -393,10 +406,10 @@ def scan(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return with_freshness(repo, out)
 
 
-def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> dict[str, Any]:
+def _scan_shell(ctx: Ctx, args: ScanArgs, limit: int, deny: DenyList) -> dict[str, Any]:
     from ..history import shell as shell_source
 
-    scrape = scrape_files(ctx, args)
+    scrape = scrape_files(ctx, args, args.scrape)
     spool = ctx.parts.history.spool
     data = b""
     for path in (spool.with_name(spool.name + ".ingesting"), spool):
@@ -427,21 +440,28 @@ def _scan_shell(ctx: Ctx, args: dict[str, Any], limit: int, deny: DenyList) -> d
 # -- forget -------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForgetValueArgs(Args):
+    value: str = arg(minLength=3, maxLength=1000)
+    user: str | None = user_arg()
+    repo: str | None = repo_arg()
+
+
 @op(
     "forget.value",
     lane="write",
     long=True,
     description="Delete every history node containing a value (case-insensitive) from the user's repositories "
     "and add it to a deny-list, so a later re-ingest does not bring it back.",
-    args=schema({"value": {"type": "string", "minLength": 3, "maxLength": 1000}, "user": USER_ARG, "repo": REPO_ARG}, ["value"]),
+    args=ForgetValueArgs,
 )
-def forget_value(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def forget_value(ctx: Ctx, args: ForgetValueArgs) -> dict[str, Any]:
     assert ctx.conn is not None
-    value = args["value"]
+    value = args.value
     if not value.strip():
         raise BadRequest("an empty value cannot be forgotten")
     user = _user(args)
-    if args.get("repo"):
+    if args.repo:
         repo_ids = [require_repo(ctx.parts.repos, args).id]
     else:
         repo_ids = [r.id for r in ctx.parts.repos.all() if repo_shared() or owner_of(r) == user]

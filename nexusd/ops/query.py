@@ -9,32 +9,53 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ..errors import BadRequest
+from ..opargs import Args, arg, repo_arg, user_arg
 from ..query import graphq, paging
 from ..query import locate as locate_mod
-from ..registry import REPO_ARG, USER_ARG, Ctx, op, schema
+from ..registry import Ctx, op
 from ..repos import require_repo, with_freshness
 
-SYMBOL_ARG = {
-    "type": "string",
-    "description": "A symbol: its id, semantic key (py:method:pkg/app.py:Base.run), qualified name (Base.run), "
+SYMBOL_TEXT = (
+    "A symbol: its id, semantic key (py:method:pkg/app.py:Base.run), qualified name (Base.run), "
     "bare name (run), path:QualifiedName (pkg/app.py:Base.run), or module-qualified (pkg.app.Base.run, "
-    "pkg.app:Base.run). An ambiguous name returns `ambiguous` with ranked candidates.",
-}
-CURSOR_ARG = {"type": "string", "description": "The `truncated.cursor` of an earlier answer: fetches the next page."}
-LIMIT = {"type": "integer", "minimum": 1, "maximum": 500}
-DEPTH = {"type": "integer", "minimum": 1, "maximum": graphq.MAX_DEPTH}
-TIME_MS = {"type": "integer", "minimum": 10, "maximum": 30_000, "description": "Time bound for the walk (ms)."}
-COMMON = {"repo": REPO_ARG, "user": USER_ARG, "cursor": CURSOR_ARG}
-MIN_CONFIDENCE = {
-    "type": "number",
-    "minimum": 0,
-    "maximum": 1,
-    "description": "Follow only call edges of at least this confidence (0.9: bound edges only, no name-only "
-    "guesses). Callers left out this way make `impact` a `lower_bound`.",
-}
+    "pkg.app:Base.run). An ambiguous name returns `ambiguous` with ranked candidates."
+)
+MIN_CONFIDENCE_TEXT = (
+    "Follow only call edges of at least this confidence (0.9: bound edges only, no name-only "
+    "guesses). Callers left out this way make `impact` a `lower_bound`."
+)
+WALK_MS = 5000  # the time bound of an answer's walk when the request names none
+
+
+# The arguments every question shares (one function per argument: a dataclass field belongs to one class).
+def symbol_arg() -> Any:
+    return arg(description=SYMBOL_TEXT)
+
+
+def cursor_arg() -> Any:
+    return arg(None, description="The `truncated.cursor` of an earlier answer: fetches the next page.")
+
+
+def limit_arg(default: int, what: str) -> Any:
+    return arg(default, minimum=1, maximum=500, description=f"{what} per page.")
+
+
+def depth_arg(default: int, what: str, maximum: int = graphq.MAX_DEPTH) -> Any:
+    return arg(default, minimum=1, maximum=maximum, description=what)
+
+
+def confidence_arg() -> Any:
+    return arg(None, minimum=0, maximum=1, description=MIN_CONFIDENCE_TEXT)
+
+
+def time_arg() -> Any:
+    return arg(WALK_MS, minimum=10, maximum=30_000, description="Time bound for the walk (ms).")
+
+
 # The kinds the parsers emit; `locate --kind` accepts these and any other kind present in the repository.
 SYMBOL_KINDS = ("class", "constant", "constructor", "enum", "field", "function", "impl", "interface", "macro",
                 "method", "module", "namespace", "overload", "property", "property_function", "struct", "trait",
@@ -51,7 +72,17 @@ def _check_kinds(req: graphq.Req, kinds: set[str] | None) -> None:
                          hint=f"kinds: {', '.join(SYMBOL_KINDS)}")  # fmt: skip
 
 
-def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class Question(Args):
+    """The arguments every question shares; each op's class adds its own."""
+
+    repo: str | None = repo_arg()
+    user: str | None = user_arg()
+    cursor: str | None = cursor_arg()
+
+
+def _answer(ctx: Ctx, args: Question, build: Callable[[graphq.Req], dict[str, Any]], *,
+            time_ms: int = WALK_MS) -> dict[str, Any]:  # fmt: skip
     t0 = time.perf_counter()
     assert ctx.conn is not None
     repo = require_repo(ctx.parts.repos, args)
@@ -62,8 +93,8 @@ def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[s
     snap = ctx.parts.snapshots.get(ctx.conn, repo)
     with snap.lock.read():
         req = graphq.Req(
-            op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.get("user") or "",
-            clock=paging.Clock(min(float(args.get("timeMs", 5000)), ctx.remaining() * 1000)),
+            op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.user or "",
+            clock=paging.Clock(min(float(time_ms), ctx.remaining() * 1000)),
         )  # fmt: skip
         result = build(req)
         version = snap.version
@@ -71,6 +102,15 @@ def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[s
     result["graphVersion"] = version
     result["tookMs"] = round((time.perf_counter() - t0) * 1000, 3)
     return result
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocateArgs(Question):
+    query: str = arg(minLength=1, maxLength=300,
+                     description="A name, a qualified name, a prefix, or words of a name or its doc.")  # fmt: skip
+    kind: str | None = arg(None, description="Only these kinds, comma-separated: " + ",".join(SYMBOL_KINDS) + ".")
+    path: str | None = arg(None, description="Only under this path prefix, or matching this glob.")
+    limit: int = limit_arg(20, "Results")
 
 
 @op(
@@ -83,29 +123,19 @@ def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[s
         "the qualified name, path, signature or doc. Each result says how it matched (`match`). Use this first to "
         "get a symbol's key for show/context/impact."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "query": {"type": "string", "minLength": 1, "maxLength": 300,
-                      "description": "A name, a qualified name, a prefix, or words of a name or its doc."},
-            "kind": {"type": "string", "description": "Only these kinds, comma-separated: " + ",".join(SYMBOL_KINDS) + "."},
-            "path": {"type": "string", "description": "Only under this path prefix, or matching this glob."},
-            "limit": {**LIMIT, "description": "Results per page (default 20)."},
-        },
-        ["query"],
-    ),
+    args=LocateArgs,
 )
-def locate(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def locate(ctx: Ctx, args: LocateArgs) -> dict[str, Any]:
     def build(req: graphq.Req) -> dict[str, Any]:
-        limit = int(args.get("limit", 20))
+        limit = args.limit
         offset = req.offset()
-        filters = locate_mod.Filters(args.get("kind"), args.get("path"))
+        filters = locate_mod.Filters(args.kind, args.path)
         _check_kinds(req, filters.kinds)
-        found, info = locate_mod.search(req.snap, args["query"], filters, offset + limit)
+        found, info = locate_mod.search(req.snap, args.query, filters, offset + limit)
         rows = [locate_mod.result_row(req.snap, tier, sym) for tier, sym in found]
         exhausted = bool(info.get("exhausted"))
         shown, cut = req.page(rows, limit, total=len(rows) if exhausted else None, more=not exhausted)
-        out: dict[str, Any] = {"query": args["query"], "results": shown}
+        out: dict[str, Any] = {"query": args.query, "results": shown}
         if exhausted:
             out["total"] = len(rows)
         else:
@@ -119,6 +149,15 @@ def locate(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     return _answer(ctx, args, build)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ShowArgs(Question):
+    symbol: str | None = arg(None, description=SYMBOL_TEXT)
+    path: str | None = arg(None, description="A file (repository-relative) instead of a symbol.")
+    id: str | None = arg(None, description="A symbol or file id.")
+    snippet: bool = arg(False, description="Include the verified source text.")
+    limit: int = limit_arg(100, "Members")
+
+
 @op(
     "show",
     lane="read",
@@ -128,39 +167,39 @@ def locate(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "With snippet=true, the source text, returned only if the file's current hash equals the indexed one "
         "(otherwise it says the file changed)."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "symbol": SYMBOL_ARG,
-            "path": {"type": "string", "description": "A file (repository-relative) instead of a symbol."},
-            "id": {"type": "string", "description": "A symbol or file id."},
-            "snippet": {"type": "boolean", "description": "Include the verified source text."},
-            "limit": {**LIMIT, "description": "Members per page (default 100)."},
-        }
-    ),
+    args=ShowArgs,
 )
-def show(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    given = [k for k in ("symbol", "path", "id") if args.get(k)]
-    if len(given) != 1:
+def show(ctx: Ctx, args: ShowArgs) -> dict[str, Any]:
+    if sum(1 for given in (args.symbol, args.path, args.id) if given) != 1:
         raise BadRequest("show takes exactly one of `symbol`, `path` or `id`")
 
     def build(req: graphq.Req) -> dict[str, Any]:
         snap = req.snap
-        if args.get("path"):
-            return graphq.show_file(req, graphq.resolve_file(req, args["path"]))
-        if args.get("id"):
-            sym = snap.by_id.get(args["id"])
+        if args.path:
+            return graphq.show_file(req, graphq.resolve_file(req, args.path), limit=args.limit, with_snippet=args.snippet)
+        if args.id:
+            sym = snap.by_id.get(args.id)
             if sym is not None:
-                return graphq.show_symbol(req, sym)
+                return graphq.show_symbol(req, sym, limit=args.limit, with_snippet=args.snippet)
             for path, (fid, _) in snap.files.items():
-                if fid == args["id"]:
-                    return graphq.show_file(req, path)
+                if fid == args.id:
+                    return graphq.show_file(req, path, limit=args.limit, with_snippet=args.snippet)
             from ..errors import NotFound
 
-            raise NotFound(f"no symbol or file with id {args['id']}")
-        return graphq.show_symbol(req, graphq.sym_arg(req, args["symbol"]))
+            raise NotFound(f"no symbol or file with id {args.id}")
+        assert args.symbol is not None
+        return graphq.show_symbol(req, graphq.sym_arg(req, args.symbol), limit=args.limit, with_snippet=args.snippet)
 
     return _answer(ctx, args, build)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextArgs(Question):
+    symbol: str = symbol_arg()
+    depth: int = depth_arg(1, "Call hops to include.", maximum=3)
+    budget: int = arg(1500, minimum=100, maximum=50_000, description="Token budget.")
+    min_confidence: float | None = confidence_arg()
+    time_ms: int = time_arg()
 
 
 @op(
@@ -172,20 +211,27 @@ def show(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "and callees within `depth`, imports of its file, attached memory. Each item says why it was selected. "
         "Tokens are estimated as characters / 4."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "symbol": SYMBOL_ARG,
-            "depth": {**DEPTH, "maximum": 3, "description": "Call hops to include (default 1)."},
-            "budget": {"type": "integer", "minimum": 100, "maximum": 50_000, "description": "Token budget (default 1500)."},
-            "minConfidence": MIN_CONFIDENCE,
-            "timeMs": TIME_MS,
-        },
-        ["symbol"],
-    ),
+    args=ContextArgs,
 )
-def context(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return _answer(ctx, args, lambda req: graphq.context(req, graphq.sym_arg(req, args["symbol"])))
+def context(ctx: Ctx, args: ContextArgs) -> dict[str, Any]:
+    def build(req: graphq.Req) -> dict[str, Any]:
+        return graphq.context(req, graphq.sym_arg(req, args.symbol), depth=args.depth, budget=args.budget,
+                              confidence=args.min_confidence)  # fmt: skip
+
+    return _answer(ctx, args, build, time_ms=args.time_ms)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NeighborsArgs(Question):
+    node: str = arg(description="A symbol (see `symbol`) or a repository-relative file path.")
+    direction: Literal["in", "out", "both"] = arg(
+        "both", description="in: edges into the node (its callers, importers, ...), out: edges from it, both."
+    )
+    depth: int = depth_arg(1, "Hops.", maximum=3)
+    edge_kinds: list[str] | None = arg(None, items={"enum": list(graphq.EDGE_KINDS)},
+                                       description="Edge kinds to follow (default all: " + ", ".join(graphq.EDGE_KINDS) + ").")  # fmt: skip
+    limit: int = limit_arg(100, "Neighbors")
+    time_ms: int = time_arg()
 
 
 @op(
@@ -196,23 +242,26 @@ def context(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "Nodes next to a symbol or file, within `depth` hops over the chosen edge kinds (calls, contains, inherits, "
         "imports), in the chosen direction (in, out, both). Each neighbor carries the edge that reached it."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "node": {"type": "string", "description": "A symbol (see `symbol`) or a repository-relative file path."},
-            "direction": {"enum": ["in", "out", "both"], "description": "in: edges into the node (its callers, "
-                          "importers, ...), out: edges from it, both (default)."},
-            "depth": {**DEPTH, "maximum": 3, "description": "Hops (default 1)."},
-            "edgeKinds": {"type": "array", "items": {"enum": list(graphq.EDGE_KINDS)},
-                          "description": "Edge kinds to follow (default all: " + ", ".join(graphq.EDGE_KINDS) + ")."},
-            "limit": {**LIMIT, "description": "Neighbors per page (default 100)."},
-            "timeMs": TIME_MS,
-        },
-        ["node"],
-    ),
+    args=NeighborsArgs,
 )
-def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return _answer(ctx, args, lambda req: graphq.neighbors(req, graphq.node_arg(req, args["node"])))
+def neighbors(ctx: Ctx, args: NeighborsArgs) -> dict[str, Any]:
+    def build(req: graphq.Req) -> dict[str, Any]:
+        return graphq.neighbors(req, graphq.node_arg(req, args.node), direction=args.direction, depth=args.depth,
+                                edge_kinds=args.edge_kinds, limit=args.limit)  # fmt: skip
+
+    return _answer(ctx, args, build, time_ms=args.time_ms)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImpactArgs(Question):
+    symbol: str = symbol_arg()
+    depth: int = depth_arg(3, "Caller hops.")
+    limit: int = limit_arg(50, "Callers")
+    min_confidence: float | None = confidence_arg()
+    tests: Literal["include", "exclude", "only"] = arg(
+        "include", description="Callers in test files: include, exclude, or only those."
+    )
+    time_ms: int = time_arg()
 
 
 @op(
@@ -226,22 +275,27 @@ def neighbors(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "hide more callers (at any depth of the walk) and where the first of them are (path, line, caller); "
         "`incompleteBecause` says why (unresolved calls, the confidence floor, files in scope that did not parse)."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "symbol": SYMBOL_ARG,
-            "depth": {**DEPTH, "description": "Caller hops (default 3)."},
-            "limit": {**LIMIT, "description": "Callers per page (default 50)."},
-            "minConfidence": MIN_CONFIDENCE,
-            "tests": {"enum": ["include", "exclude", "only"],
-                      "description": "Callers in test files: include (default), exclude, or only those."},
-            "timeMs": TIME_MS,
-        },
-        ["symbol"],
-    ),
+    args=ImpactArgs,
 )
-def impact(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return _answer(ctx, args, lambda req: graphq.impact(req, graphq.sym_arg(req, args["symbol"])))
+def impact(ctx: Ctx, args: ImpactArgs) -> dict[str, Any]:
+    def build(req: graphq.Req) -> dict[str, Any]:
+        return graphq.impact(req, graphq.sym_arg(req, args.symbol), depth=args.depth, limit=args.limit,
+                             confidence=args.min_confidence, tests=args.tests)  # fmt: skip
+
+    return _answer(ctx, args, build, time_ms=args.time_ms)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathsArgs(Question):
+    from_: str = symbol_arg()
+    to: str = symbol_arg()
+    max_depth: int = depth_arg(4, "Longest path in hops.")
+    max_paths: int = arg(5, minimum=1, maximum=50, description="Paths per page.")
+    direction: Literal["both", "callees", "callers"] = arg(
+        "both", description="callees: FROM calls ... calls TO only; callers: TO calls ... calls FROM only; both "
+        "mixes directions."
+    )
+    time_ms: int = time_arg()
 
 
 @op(
@@ -253,42 +307,29 @@ def impact(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
         "one way with `direction`); each hop is labelled `out` (left calls right) or `in` (right calls left), "
         "with its resolution and confidence."
     ),
-    args=schema(
-        {
-            **COMMON,
-            "from": SYMBOL_ARG,
-            "to": SYMBOL_ARG,
-            "maxDepth": {**DEPTH, "description": "Longest path in hops (default 4)."},
-            "maxPaths": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Paths per page (default 5)."},
-            "direction": {"enum": ["both", "callees", "callers"],
-                          "description": "callees: FROM calls ... calls TO only; callers: TO calls ... calls FROM "
-                          "only; both (default) mixes directions."},
-            "timeMs": TIME_MS,
-        },
-        ["from", "to"],
-    ),
+    args=PathsArgs,
 )
-def paths(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+def paths(ctx: Ctx, args: PathsArgs) -> dict[str, Any]:
     def build(req: graphq.Req) -> dict[str, Any]:
-        return graphq.paths(req, graphq.sym_arg(req, args["from"]), graphq.sym_arg(req, args["to"]))
+        return graphq.paths(req, graphq.sym_arg(req, args.from_), graphq.sym_arg(req, args.to),
+                            direction=args.direction, max_depth=args.max_depth, max_paths=args.max_paths)  # fmt: skip
 
-    return _answer(ctx, args, build)
-
-
-_FILE_ARGS = schema(
-    {**COMMON, "path": {"type": "string", "description": "A repository-relative file path."},
-     "limit": {**LIMIT, "description": "Files per page (default 100)."}},
-    ["path"],
-)  # fmt: skip
+    return _answer(ctx, args, build, time_ms=args.time_ms)
 
 
-@op("imports", lane="read", tool=True, args=_FILE_ARGS,
+@dataclass(frozen=True, kw_only=True)
+class FileArgs(Question):
+    path: str = arg(description="A repository-relative file path.")
+    limit: int = limit_arg(100, "Files")
+
+
+@op("imports", lane="read", tool=True, args=FileArgs,
     description="The files a file imports, each with the import's specifier, line, resolution and confidence.")
-def imports(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args["path"]), False))
+def imports(ctx: Ctx, args: FileArgs) -> dict[str, Any]:
+    return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args.path), False, limit=args.limit))
 
 
-@op("importers", lane="read", tool=True, args=_FILE_ARGS,
+@op("importers", lane="read", tool=True, args=FileArgs,
     description="The files that import a file (who depends on it), each with specifier, line and resolution.")
-def importers(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
-    return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args["path"]), True))
+def importers(ctx: Ctx, args: FileArgs) -> dict[str, Any]:
+    return _answer(ctx, args, lambda req: graphq.imports(req, graphq.resolve_file(req, args.path), True, limit=args.limit))

@@ -11,6 +11,7 @@ import heapq
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Forbidden, NotFound
@@ -19,6 +20,7 @@ from .resolve_arg import resolve_symbol
 from .snapshot import Edge, Snapshot, Sym, kind_rank
 
 if TYPE_CHECKING:
+    from ..opargs import Args
     from ..repos import Repo
     from ..store import Conn
 
@@ -29,10 +31,11 @@ SNIPPET_MAX_BYTES = 32_000
 
 @dataclass
 class Req:
-    """One request as the answer builders see it: for cursors, bounds and the time budget."""
+    """One request as the answer builders see it: for cursors, bounds and the time budget. The builders take
+    the request's arguments as parameters; `args` (the op's typed arguments) is what a cursor is bound to."""
 
     op: str
-    args: dict[str, Any]
+    args: Args
     snap: Snapshot
     repo: Repo
     conn: Conn
@@ -43,11 +46,15 @@ class Req:
     def version(self) -> int:
         return self.snap.version
 
+    @cached_property
+    def wire(self) -> dict[str, Any]:
+        return self.args.as_wire()
+
     def offset(self) -> int:
-        return paging.read_cursor(self.op, self.args, self.version)
+        return paging.read_cursor(self.op, self.wire, self.version)
 
     def page(self, items: list[Any], limit: int, *, total: int | None, more: bool = False) -> tuple[list[Any], dict[str, Any] | None]:
-        return paging.page(self.op, self.args, self.version, items, total=total, offset=self.offset(), limit=limit, more=more)
+        return paging.page(self.op, self.wire, self.version, items, total=total, offset=self.offset(), limit=limit, more=more)
 
 
 # -- paths and files ----------------------------------------------------------------------------------
@@ -86,7 +93,7 @@ def _edge_ref(snap: Snapshot, edge: Edge) -> dict[str, Any]:
 # -- show ---------------------------------------------------------------------------------------------
 
 
-def show_symbol(req: Req, sym: Sym) -> dict[str, Any]:
+def show_symbol(req: Req, sym: Sym, *, limit: int, with_snippet: bool) -> dict[str, Any]:
     snap = req.snap
     row = req.conn.dicts(
         "MATCH (s:Symbol {id: $id}) RETURN s.doc AS doc, s.contentHash AS contentHash", {"id": sym.id}
@@ -108,20 +115,19 @@ def show_symbol(req: Req, sym: Sym) -> dict[str, Any]:
         node["test"] = True
     container = snap.by_id[sym.parent].ref() if sym.parent and sym.parent in snap.by_id else file_ref(snap, sym.path)
     members = [snap.by_id[c].ref() for c in snap.children.get(sym.id, ()) if c in snap.by_id]
-    limit = int(req.args.get("limit", 100))
     shown, cut = req.page(members, limit, total=len(members))
     out: dict[str, Any] = {"node": node, "container": container, "members": shown, "memberCount": len(members)}
     if sym.unresolved:
         out["unresolved"] = list(sym.unresolved[:20])
     out["memory"] = attached_memory(req, sym)
-    if req.args.get("snippet"):
+    if with_snippet:
         out["snippet"] = snippet(req, sym.path, sym.start, sym.end)
     if cut:
         out["truncated"] = cut
     return out
 
 
-def show_file(req: Req, rel: str) -> dict[str, Any]:
+def show_file(req: Req, rel: str, *, limit: int, with_snippet: bool) -> dict[str, Any]:
     snap = req.snap
     fid = snap.files[rel][0]
     row = req.conn.dicts(
@@ -135,7 +141,6 @@ def show_file(req: Req, rel: str) -> dict[str, Any]:
         key=lambda s: (s.start, s.key),
     )
     members = [s.ref() for s in top if s.kind != "module"]
-    limit = int(req.args.get("limit", 100))
     shown, cut = req.page(members, limit, total=len(members))
     node = {"kind": "file", "id": fid, "path": rel, **{k: facts.get(k) for k in ("language", "role", "lineCount", "hash")}}
     if facts.get("diagnostics"):
@@ -148,7 +153,7 @@ def show_file(req: Req, rel: str) -> dict[str, Any]:
         "imports": len(snap.imports_out.get(rel, ())),
         "importers": len(snap.imports_in.get(rel, ())),
     }
-    if req.args.get("snippet"):
+    if with_snippet:
         out["snippet"] = snippet(req, rel, 1, None)
     if cut:
         out["truncated"] = cut
@@ -293,24 +298,19 @@ def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
 # -- impact -------------------------------------------------------------------------------------------
 
 
-def min_confidence(req: Req) -> float:
-    value = req.args.get("minConfidence")
+def min_confidence(value: float | None) -> float:
     if value is None:
         return 0.0
-    value = float(value)
     if not 0.0 <= value <= 1.0:
         raise BadRequest(f"minConfidence must be between 0 and 1, not {value}")
     return value
 
 
-def impact(req: Req, target: Sym) -> dict[str, Any]:
+def impact(req: Req, target: Sym, *, depth: int, limit: int, confidence: float | None, tests: str) -> dict[str, Any]:
     snap = req.snap
-    depth = int(req.args.get("depth", 3))
-    limit = int(req.args.get("limit", 50))
-    floor = min_confidence(req)
+    floor = min_confidence(confidence)
     below: set[str] = set()
     reached, timed_out = walk_calls(snap, target, depth, True, req.clock, floor, below)
-    tests = str(req.args.get("tests", "include"))
     listed = reached
     if tests != "include":  # the walk still goes through test code; only the listing is filtered
         listed = [r for r in reached if snap.is_test(r.sym.path) == (tests == "only")]
@@ -463,10 +463,8 @@ def _package_init(path: str) -> str | None:
 # -- context ------------------------------------------------------------------------------------------
 
 
-def context(req: Req, sym: Sym) -> dict[str, Any]:
+def context(req: Req, sym: Sym, *, depth: int, budget: int, confidence: float | None) -> dict[str, Any]:
     snap = req.snap
-    depth = int(req.args.get("depth", 1))
-    budget = int(req.args.get("budget", 1500))
     items: list[tuple[float, dict[str, Any]]] = []
 
     def add(score: float, row: dict[str, Any], why: str, relation: str) -> None:
@@ -480,7 +478,7 @@ def context(req: Req, sym: Sym) -> dict[str, Any]:
     else:
         add(0.95, file_ref(snap, sym.path), "file containing this symbol", "container")
     timed_out = False
-    floor = min_confidence(req)
+    floor = min_confidence(confidence)
     for incoming, relation in ((True, "caller"), (False, "callee")):
         reached, cut = walk_calls(snap, sym, depth, incoming, req.clock, floor)
         timed_out |= cut
@@ -521,7 +519,7 @@ def context(req: Req, sym: Sym) -> dict[str, Any]:
             "shown": len(shown),
             "remaining": len(left),
             "remainingByRelation": _count_by(left, "relation"),
-            "cursor": paging.make_cursor(req.op, req.args, req.version, end),
+            "cursor": paging.make_cursor(req.op, req.wire, req.version, end),
         }
     if timed_out:
         out["timeBound"] = {"bound": "time", "limitMs": round(req.clock.limit * 1000)}
@@ -549,16 +547,13 @@ def _count_by(rows: Iterable[dict[str, Any]], field_name: str) -> dict[str, int]
 EDGE_KINDS = ("calls", "contains", "inherits", "imports")
 
 
-def neighbors(req: Req, start: str) -> dict[str, Any]:
-    """BFS from a symbol id or `file:PATH`, over the chosen edge kinds, in the chosen direction."""
+def neighbors(req: Req, start: str, *, direction: str, depth: int, edge_kinds: list[str] | None, limit: int) -> dict[str, Any]:
+    """BFS from a symbol id or `file:PATH`, over the chosen edge kinds (None: all), in the chosen direction."""
     snap = req.snap
-    direction = req.args.get("direction", "both")
-    depth = int(req.args.get("depth", 1))
-    kinds = set(req.args.get("edgeKinds") or EDGE_KINDS)
+    kinds = set(edge_kinds or EDGE_KINDS)
     bad = kinds - set(EDGE_KINDS)
     if bad:
         raise BadRequest(f"unknown edge kinds {sorted(bad)}", hint=f"choose from {', '.join(EDGE_KINDS)}")
-    limit = int(req.args.get("limit", 100))
     seen = {start}
     frontier = [start]
     rows: list[dict[str, Any]] = []
@@ -647,7 +642,7 @@ def _imp_props(imp: Any) -> dict[str, Any]:
 MAX_EXPANSIONS = 200_000
 
 
-def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
+def paths(req: Req, src: Sym, dst: Sym, *, direction: str, max_depth: int, max_paths: int) -> dict[str, Any]:
     """Simple paths between two symbols over POSSIBLY_CALLS taken either way, shortest first.
 
     Each hop says `out` (the left symbol calls the right one) or `in` (the right one calls the left).
@@ -656,9 +651,7 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     (TO calls ... calls FROM); default both.
     """
     snap = req.snap
-    only = {"callees": "out", "callers": "in"}.get(str(req.args.get("direction", "both")))
-    max_depth = int(req.args.get("maxDepth", 4))
-    max_paths = int(req.args.get("maxPaths", 5))
+    only = {"callees": "out", "callers": "in"}.get(direction)
     offset = req.offset()
     want = offset + max_paths + 1
     balls = _Balls(snap, src, dst)
@@ -693,7 +686,7 @@ def paths(req: Req, src: Sym, dst: Sym) -> dict[str, Any]:
     if cut_reason:
         out["searchBound"] = {"bound": cut_reason, "note": "longer or later paths were not enumerated"}
     if only:
-        out["direction"] = req.args["direction"]
+        out["direction"] = direction
         out["shortest"] = min((r["length"] for r in rows), default=None)
     if not shown and offset == 0:
         way = {"out": "FROM calling toward TO", "in": "TO calling toward FROM"}.get(only or "", "either direction")
@@ -846,12 +839,11 @@ def _best_paths(
 # -- imports ------------------------------------------------------------------------------------------
 
 
-def imports(req: Req, rel: str, incoming: bool) -> dict[str, Any]:
+def imports(req: Req, rel: str, incoming: bool, *, limit: int) -> dict[str, Any]:
     snap = req.snap
     lst = (snap.imports_in if incoming else snap.imports_out).get(rel, [])
     rows = [{**file_ref(snap, i.other), **_imp_props(i)} for i in lst]
     rows.sort(key=lambda r: (r["path"], r["line"]))
-    limit = int(req.args.get("limit", 100))
     shown, cut = req.page(rows, limit, total=len(rows))
     out: dict[str, Any] = {"file": rel, "direction": "importers" if incoming else "imports", "total": len(rows), "files": shown}
     if cut:

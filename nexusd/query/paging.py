@@ -33,20 +33,21 @@ def tokens(value: Any) -> int:
     return retrieve_pack.estimate_json(value)
 
 
-def args_hash(op: str, args: dict[str, Any]) -> str:
-    kept = {k: v for k, v in args.items() if k not in _NOT_HASHED}
+def args_hash(op: str, wire: dict[str, Any]) -> str:
+    """`wire`: the request's arguments by wire name (`Args.as_wire()`), defaults included."""
+    kept = {k: v for k, v in wire.items() if k not in _NOT_HASHED}
     text = json.dumps([op, kept], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-def make_cursor(op: str, args: dict[str, Any], version: int, offset: int) -> str:
-    raw = json.dumps({"op": op, "h": args_hash(op, args), "v": version, "o": offset}, separators=(",", ":"))
+def make_cursor(op: str, wire: dict[str, Any], version: int, offset: int) -> str:
+    raw = json.dumps({"op": op, "h": args_hash(op, wire), "v": version, "o": offset}, separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def read_cursor(op: str, args: dict[str, Any], version: int) -> int:
+def read_cursor(op: str, wire: dict[str, Any], version: int) -> int:
     """The offset a request's cursor points at (0 without one); refuses a foreign or outdated cursor."""
-    cursor = args.get("cursor")
+    cursor = wire.get("cursor")
     if not cursor:
         return 0
     try:
@@ -55,7 +56,7 @@ def read_cursor(op: str, args: dict[str, Any], version: int) -> int:
         c_op, c_hash, c_version, offset = data["op"], data["h"], int(data["v"]), int(data["o"])
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
         raise BadRequest("malformed cursor", hint="pass back the `cursor` of an earlier answer unchanged") from exc
-    if c_op != op or c_hash != args_hash(op, args):
+    if c_op != op or c_hash != args_hash(op, wire):
         raise BadRequest(
             f"this cursor continues another request ({c_op})",
             hint="repeat the request with the same arguments as the one that returned the cursor",
@@ -72,7 +73,7 @@ def read_cursor(op: str, args: dict[str, Any], version: int) -> int:
 
 
 def page(
-    op: str, args: dict[str, Any], version: int, items: list[Any], *, total: int | None, offset: int, limit: int,
+    op: str, wire: dict[str, Any], version: int, items: list[Any], *, total: int | None, offset: int, limit: int,
     more: bool = False,
 ) -> tuple[list[Any], dict[str, Any] | None]:
     """Cut `items` (the whole ordered list from 0, or at least offset+limit+1 of it) to one page.
@@ -88,7 +89,7 @@ def page(
     cut: dict[str, Any] = {"bound": "limit", "limit": limit, "offset": offset, "shown": len(shown)}
     if total is not None:
         cut["remaining"] = total - end
-    cut["cursor"] = make_cursor(op, args, version, end)
+    cut["cursor"] = make_cursor(op, wire, version, end)
     return shown, cut
 
 

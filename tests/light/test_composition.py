@@ -75,6 +75,8 @@ def reaches(start: dict[str, Any], owner: str = "handler") -> list[str]:
             problems.append(f"{where}: unresolved {tp!r}")
             return
         origin = typing.get_origin(tp)
+        if origin is typing.Literal:
+            return  # values (an argument's allowed strings), not types
         if origin is not None or isinstance(tp, types.UnionType):
             args = typing.get_args(tp)
             if origin in (dict, collections.abc.Mapping) and args and args[-1] is Any:
