@@ -18,7 +18,9 @@ from ..repos import (
     check_owner,
     default_user,
     delete_node,
+    drop_view,
     owner_of,
+    prune_views,
     register,
     rename,
     repo_id_for,
@@ -67,6 +69,9 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if existing is not None:
         check_owner(existing, user)
     repo = register(ctx.conn, repos, root, user)
+    prune_views(ctx.conn, repos)
+    if root in repo.views:  # a worktree of a registered repository: a view of its graph, memory and history
+        return _index_view(ctx, repo, root, full=bool(args.get("full")))
     live.watch_repo(repo)  # before the build: changes made during it are caught
     try:
         report = live.run_sync(ctx.conn, repo, ctx.progress, full=bool(args.get("full")))
@@ -75,6 +80,14 @@ def index(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
             _unregister(ctx, repo)
         raise
     return _result(repo, report)
+
+
+def _index_view(ctx: Ctx, repo: Repo, root: str, *, full: bool) -> dict[str, Any]:
+    assert ctx.conn is not None
+    live = ctx.parts.live
+    live.watch_repo(repo)
+    report = live.run_sync(ctx.conn, repo, ctx.progress, full=full) if repo.indexed_at is None or full else SyncReport("noop")
+    return {**_result(repo, report), "view": repo.view_info(root)}
 
 
 @op(
@@ -134,6 +147,10 @@ def repos(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
 def forget_repo(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx.parts.repos, args)
+    root = repo.view_root(os.path.realpath(args["repo"]))
+    if root != repo.root:  # a worktree's view: the repository and its other views stay
+        drop_view(ctx.conn, ctx.parts.repos, repo, root)
+        return {"forgotten": root, "id": repo.id, "view": True, "repository": repo.root}
     _unregister(ctx, repo)
     return {"forgotten": repo.root, "id": repo.id}
 

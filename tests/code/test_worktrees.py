@@ -1,0 +1,143 @@
+"""Many checkouts, one daemon: the worktrees of one git repository are views of one repository (real `git
+worktree add` checkouts, a real daemon)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nexusd.repos import repo_id_for
+from tests.helpers import DaemonProcess, git, make_repo
+
+USER = getpass.getuser()
+
+APP = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(x):\n    return x + 1\n",
+    "pkg/app.py": "from pkg.util import helper\n\n\ndef main():\n    return helper(1)\n\n\ndef other():\n    return main()\n",
+}
+
+
+@pytest.fixture
+def checkouts(tmp_path: Path) -> tuple[Path, Path, Path]:
+    main = make_repo(tmp_path / "main", APP)
+    wt1, wt2 = tmp_path / "wt-feature", tmp_path / "wt-review"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "review", str(wt2))
+    return Path(os.path.realpath(main)), Path(os.path.realpath(wt1)), Path(os.path.realpath(wt2))
+
+
+def test_worktrees_are_views_of_one_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, wt2 = checkouts
+    (wt1 / "pkg" / "scratch.py").write_text("x = 1\n")  # untracked: one dirty file in that view only
+    c = daemon.client()
+    first = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert first["id"] == repo_id_for(main)  # a plain checkout keeps the id it always had
+    assert first["mode"] == "cold"
+    second = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert second["id"] == first["id"]
+    assert second["mode"] == "noop"  # no second build of the same repository
+    assert second["view"]["root"] == str(wt1) and second["view"]["branch"] == "feature"
+    assert second["view"]["primary"] is False
+    c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1
+    views = listing[0]["views"]
+    assert [(v["root"], v["branch"], v["primary"]) for v in views] == [
+        (str(main), "main", True), (str(wt1), "feature", False), (str(wt2), "review", False)]  # fmt: skip
+    head = git(main, "rev-parse", "HEAD").strip()
+    assert all(v["head"] == head for v in views)
+
+    # The CLI picks the view it stands in, with no flag: `nexus repos` shows the views, answers name theirs.
+    out = daemon.cli("repos", cwd=wt1)
+    assert out.returncode == 0, out.stderr
+    assert f"view {wt1}" in out.stdout and f"view {wt2}" in out.stdout
+    located = json.loads(daemon.cli("--json", "locate", "helper", cwd=wt1 / "pkg").stdout)
+    assert located["view"]["root"] == str(wt1) and located["view"]["dirty"] == 1
+    assert "graphVersion" in located and "freshness" in located
+    from_main = c.request("locate", {"repo": str(main), "user": USER, "query": "helper"})
+    assert from_main["view"]["root"] == str(main) and from_main["view"]["primary"] is True
+    assert from_main["view"]["dirty"] == 0
+
+
+def test_memory_written_in_one_worktree_is_recalled_in_another(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(wt1), "user": USER, "text": "the frobnicator needs a warm cache"})
+    hits = c.request("recall", {"repo": str(wt2), "user": USER, "query": "frobnicator"})["items"]
+    assert [h["text"] for h in hits] == ["the frobnicator needs a warm cache"]
+    hits = c.request("recall", {"repo": str(main), "user": USER, "query": "frobnicator"})["items"]
+    assert len(hits) == 1
+    c.request("handoff.write", {"repo": str(main), "user": USER, "done": "split the parser", "open": "tests"})
+    handoff = c.request("handoff.read", {"repo": str(wt2), "user": USER, "peek": True})
+    assert handoff["handoff"]["done"] == "split the parser"
+
+
+def test_history_is_ingested_once_per_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, _ = checkouts
+    c = daemon.client()
+    for root in (main, wt1):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    c.request("history.sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.repoId, x.sha", "params": {}})["rows"]
+    assert rows == [[repo_id_for(main), git(main, "rev-parse", "HEAD").strip()]]
+    for root in (main, wt1):
+        out = c.request("history", {"repo": str(root), "user": USER, "target": "pkg/util.py", "patch": False})
+        assert [ch["sha"] for ch in out["changes"]] == [rows[0][1]]
+
+
+def test_removing_a_worktree_drops_its_view_and_keeps_the_repository(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(wt1), "user": USER, "text": "kept after the worktree goes"})
+    git(main, "worktree", "remove", "--force", str(wt1))
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1
+    assert [v["root"] for v in listing[0]["views"]] == [str(main), str(wt2)]
+    assert c.request("recall", {"repo": str(main), "user": USER, "query": "worktree"})["items"]
+    # `nexus forget` in a worktree drops that view only.
+    forgot = c.request("repo.forget", {"repo": str(wt2), "user": USER})
+    assert forgot["view"] is True and forgot["forgotten"] == str(wt2)
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1 and [v["root"] for v in listing[0]["views"]] == [str(main)]
+    # The views survive a restart (they are in the graph), and a gone one is not brought back.
+    c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    c.close()
+    daemon.stop()
+    daemon.start()
+    c = daemon.client()
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert [v["root"] for v in listing[0]["views"]] == [str(main), str(wt2)]
+    assert c.request("locate", {"repo": str(wt2), "user": USER, "query": "helper"})["view"]["branch"] == "review"
+
+
+def test_a_linked_worktree_registered_first_is_the_repository_root(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "m", APP)
+    wt = tmp_path / "w"
+    git(main, "worktree", "add", "-q", "-b", "w", str(wt))
+    c = daemon.client()
+    r = c.request("index", {"repo": str(wt), "user": USER}, timeout=120)
+    assert r["mode"] == "cold" and r["id"] == repo_id_for(main)  # the repository's id, whichever checkout came first
+    r2 = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert r2["id"] == r["id"] and r2["view"]["root"] == os.path.realpath(main)
+    # A directory that is not a worktree root (a subfolder, a non-git tree) registers by its path, as before.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.py").write_text("def a():\n    pass\n")
+    r3 = c.request("index", {"repo": str(plain), "user": USER}, timeout=120)
+    assert r3["id"] == repo_id_for(plain) and "view" not in r3
+    shutil.rmtree(plain)
