@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +142,32 @@ def test_a_linked_worktree_registered_first_is_the_repository_root(daemon: Daemo
     r3 = c.request("index", {"repo": str(plain), "user": USER}, timeout=120)
     assert r3["id"] == repo_id_for(plain) and "view" not in r3
     shutil.rmtree(plain)
+
+
+def test_the_mcp_bridge_answers_from_the_worktree_it_stands_in(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    import anyio
+
+    from tests.mcp.conftest import mcp_session
+
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(main), "user": USER, "text": "helper is the hot path"})
+
+    async def calls() -> tuple[Any, Any, Any]:
+        async with mcp_session(daemon.env, wt1 / "pkg") as s:
+            located = await s.call_tool("locate", {"query": "helper"})
+            recalled = await s.call_tool("recall", {"query": "hot path"})
+        async with mcp_session(daemon.env, "/", roots=[str(wt2)]) as s:
+            via_root = await s.call_tool("locate", {"query": "helper"})
+        return located, recalled, via_root
+
+    located, recalled, via_root = anyio.run(calls)
+    assert not located.is_error and located.structured_content["view"]["root"] == str(wt1)
+    assert located.structured_content["view"]["branch"] == "feature"
+    assert not recalled.is_error and recalled.structured_content["items"]
+    assert recalled.structured_content["view"]["root"] == str(wt1)  # added by the bridge beside freshness
+    assert via_root.structured_content["view"]["root"] == str(wt2)
