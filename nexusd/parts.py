@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .history.service import HistoryService
     from .memory.service import MemoryService
     from .paths import Dirs
+    from .query.overlay import ViewSnapshots
     from .query.snapshot import Snapshots
     from .repos import RepoRegistry
     from .store import Conn, Store
@@ -49,4 +50,5 @@ class Parts:
     history: HistoryService
     counts: StatusCounts
     request_stop: Callable[[], None]
+    views: ViewSnapshots  # the snapshots of the repositories' other worktrees (baseline + overlay)
     status_sections: list[StatusSection] = field(default_factory=list)

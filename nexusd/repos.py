@@ -88,6 +88,10 @@ class View:
     root: str
     git_dir: str = ""
     registered_at: float = 0.0
+    # Set by the sync engine after each scan of the view: how many files its overlay holds (differ from the
+    # baseline, or are missing there), and when.
+    overlay_files: int | None = None
+    synced_at: float | None = None
     _state: tuple[float, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     STATE_TTL_S = 2.0
@@ -195,6 +199,9 @@ class Repo:
         view = self.views.get(root)
         info = dict(worktree_state(view if view is not None else self))
         info["primary"] = view is None
+        if view is not None:
+            info["overlayFiles"] = view.overlay_files  # None: not scanned yet (answers are the baseline's)
+            info["overlayAt"] = view.synced_at
         return info
 
     def to_dict(self) -> dict[str, Any]:
@@ -377,13 +384,14 @@ def drop_view(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> View | No
     return view
 
 
-def prune_views(conn: Conn, reg: RepoRegistry) -> list[str]:
-    """Drop the views whose worktree directory is gone (on the writer: at start, after a hook, at `index`)."""
+def prune_views(conn: Conn, reg: RepoRegistry) -> list[tuple[str, str]]:
+    """Drop the views whose worktree directory is gone (on the writer: at start, after a hook, at `index`);
+    returns (repository id, view root) of each."""
     gone = []
     for repo in reg.all():
         for root in [r for r, v in repo.views.items() if v.missing]:
             drop_view(conn, reg, repo, root)
-            gone.append(root)
+            gone.append((repo.id, root))
     return gone
 
 

@@ -59,7 +59,7 @@ def _answer(ctx: Ctx, args: dict[str, Any], build: Callable[[graphq.Req], dict[s
         from ..errors import NotIndexed
 
         raise NotIndexed(f"{repo.root} has no graph yet", hint=f"`nexus index {repo.root}`")
-    snap = ctx.parts.snapshots.get(ctx.conn, repo)
+    snap = ctx.parts.views.get(ctx.conn, repo, args.get("repo"))  # the worktree's view (baseline + overlay)
     with snap.lock.read():
         req = graphq.Req(
             op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.get("user") or "",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from nexusd.repos import repo_id_for
-from tests.helpers import DaemonProcess, git, make_repo
+from tests.helpers import DaemonProcess, git, make_repo, wait_for
 
 USER = getpass.getuser()
 
@@ -42,7 +42,8 @@ def test_worktrees_are_views_of_one_repository(daemon: DaemonProcess, checkouts:
     assert first["mode"] == "cold"
     second = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
     assert second["id"] == first["id"]
-    assert second["mode"] == "noop"  # no second build of the same repository
+    assert second["mode"] == "view" and second["written"] == {}  # no second build: a scan against the baseline
+    assert second["parsed"] == 1 and second["unchanged"] == 3 and second["overlay"]["files"] == ["pkg/scratch.py"]
     assert second["view"]["root"] == str(wt1) and second["view"]["branch"] == "feature"
     assert second["view"]["primary"] is False
     c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
@@ -171,3 +172,93 @@ def test_the_mcp_bridge_answers_from_the_worktree_it_stands_in(
     assert not recalled.is_error and recalled.structured_content["items"]
     assert recalled.structured_content["view"]["root"] == str(wt1)  # added by the bridge beside freshness
     assert via_root.structured_content["view"]["root"] == str(wt2)
+
+
+# -- baseline + overlay: each worktree answers for its own files ----------------------------------------------
+
+EXTRA = {"pkg/extra.py": "from pkg.util import helper\n\n\ndef extra():\n    return helper(2)\n"}
+
+
+def _names(c: Any, root: Path, query: str) -> set[str]:
+    out = c.request("locate", {"repo": str(root), "user": USER, "query": query})
+    return {r["name"] for r in out["results"] if r["name"] == query}
+
+
+def _callers(c: Any, root: Path, symbol: str) -> set[str]:
+    out = c.request("impact", {"repo": str(root), "user": USER, "symbol": symbol})
+    return {r["name"] for r in out["callers"]}
+
+
+def test_a_change_in_one_worktree_is_seen_there_only(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "one", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "two", str(wt2))
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    # An edit in wt1, with a caller in another file of wt1: visible in wt1, with the cross-file edge.
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef brand_new():\n    return 2\n")
+    (wt1 / "pkg" / "app.py").write_text(APP["pkg/app.py"].replace("return helper(1)", "return helper(1) + brand_new()")
+                                        .replace("import helper", "import brand_new, helper"))
+    r = c.request("sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert r["view"]["root"] == os.path.realpath(wt1)
+    assert r["overlay"]["files"] == ["pkg/app.py", "pkg/util.py"] and r["view"]["overlayFiles"] == 2, r
+    assert _names(c, wt1, "brand_new") == {"brand_new"}
+    assert _callers(c, wt1, "brand_new") == {"main", "other"}
+    assert _callers(c, wt1, "helper") == {"main", "other", "extra"}  # baseline files still call into the overlay
+    for root in (main, wt2):
+        assert _names(c, root, "brand_new") == set()
+    # The baseline's graph is untouched: no File or Symbol of the overlay was written.
+    rows = c.request("debug.cypher", {"query": "MATCH (s:Symbol {name: 'brand_new'}) RETURN s.id", "params": {}})
+    assert rows["rows"] == []
+    # The watcher follows a view by itself (no sync call).
+    (wt2 / "pkg" / "watched.py").write_text("def watched_fn():\n    return 3\n")
+    wait_for(lambda: _names(c, wt2, "watched_fn") == {"watched_fn"}, what="the watcher's update of wt2's view")
+    assert _names(c, wt1, "watched_fn") == set() and _names(c, main, "watched_fn") == set()
+    # An edit in the baseline reaches the views whose files are the baseline's, not a view that changed it.
+    (main / "pkg" / "extra.py").write_text(EXTRA["pkg/extra.py"] + "\n\ndef from_main():\n    return extra()\n")
+    c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert _names(c, main, "from_main") == {"from_main"}
+    assert _names(c, wt1, "from_main") == set()  # (wt1's extra.py is the old one: now a file that differs)
+    assert _callers(c, wt1, "helper") == {"main", "other", "extra"}
+    # A restart scans the views again (overlays live in memory).
+    c.close()
+    daemon.stop()
+    daemon.start()
+    c = daemon.client()
+    wait_for(lambda: _names(c, wt1, "brand_new") == {"brand_new"}, what="wt1's overlay after a restart")
+    assert _names(c, main, "brand_new") == set() and _names(c, wt2, "watched_fn") == {"watched_fn"}
+
+
+def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProcess, tmp_path: Path) -> None:
+    from nexus_client import githooks
+
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "rename", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "side", str(wt2))
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    # Hooks are installed once, in the common git dir, and serve every worktree.
+    installed = githooks.install(wt1, c.dirs.hook_spool)
+    assert Path(installed["hooksDir"]).resolve() == (main / ".git" / "hooks").resolve()
+    (wt1 / "pkg" / "util.py").write_text("def assist(x):\n    return x + 1\n")
+    (wt1 / "pkg" / "app.py").write_text(APP["pkg/app.py"].replace("helper", "assist"))
+    git(wt1, "commit", "-qam", "rename helper to assist")  # post-commit in wt1: that view moves
+    wait_for(lambda: _names(c, wt1, "assist") == {"assist"}, what="the post-commit hook moving wt1's view")
+    assert _callers(c, wt1, "assist") == {"main", "other"}  # extra.py (unchanged) still imports the old name
+    assert _names(c, wt1, "helper") == set()
+    assert _callers(c, main, "helper") == {"main", "other", "extra"}
+    assert _names(c, main, "assist") == set() and _names(c, wt2, "assist") == set()
+    # post-checkout in wt2 moves wt2 only: it takes the rename branch's files.
+    git(wt2, "checkout", "-q", "--detach", "rename")
+    wait_for(lambda: _names(c, wt2, "assist") == {"assist"}, what="the post-checkout hook moving wt2's view")
+    assert _callers(c, wt2, "assist") == {"main", "other"}
+    assert _names(c, main, "assist") == set() and _callers(c, main, "helper") == {"main", "other", "extra"}
+    # `git worktree remove` drops that view; the repository and the other views stay.
+    git(main, "worktree", "remove", "--force", str(wt2))
+    assert [v["root"] for v in c.request("repos", {"user": USER})["repos"][0]["views"]] == [
+        os.path.realpath(main), os.path.realpath(wt1)]  # fmt: skip
+    assert _names(c, wt1, "assist") == {"assist"}
