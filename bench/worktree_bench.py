@@ -86,7 +86,8 @@ def five(main: Path, wts: list[tuple[Path, str]]) -> dict[str, Any]:
             answer(c, wt)
             views.append({"root": wt.name, "rev": rev[:10], "registerS": round(took, 3),
                           "overlayFiles": r["view"]["overlayFiles"], "reResolved": r["overlay"]["reResolved"],
-                          "firstAnswersS": round(time.perf_counter() - t2, 3), "mode": r["mode"]})  # fmt: skip
+                          "firstAnswersS": round(time.perf_counter() - t2, 3), "mode": r["mode"],
+                          "parsed": r["parsed"], "seconds": r["seconds"]})  # fmt: skip
         time.sleep(1.0)
         rss = d.rss_mb()
         listing = c.request("repos", {})["repos"]

@@ -18,15 +18,16 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
-from ..parse.facts import FileFacts
+from ..parse.facts import FileFacts, content_hash
 from ..resolve.base import RepoIndex
-from .indexer import RepoSync, SyncReport, intern_facts
-from .parsepool import ParsePool, ParseTask
+from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
+from .parsepool import ParseOutcome, ParsePool, ParseTask
+from .walk import read_source_checked
 
 if TYPE_CHECKING:
     from ..store import Conn
@@ -58,7 +59,7 @@ class ViewSync:
         assert known is not None
         report = SyncReport("view")
         scan = self.scanner.scan(known, paths, False, report)
-        changes = self.scanner.parse_changes(self.scanner._parse(scan.tasks, progress, report), scan, known, report)
+        changes = self.scanner.parse_changes(self._outcomes(scan.tasks, progress, report), scan, known, report)
         view_known = dict(known) if not first else {}
         if first:
             present = set(scan.stats)
@@ -85,6 +86,21 @@ class ViewSync:
         report.affected, report.deleted = len(report.affected_paths), len(report.deleted_paths)
         report.seconds["total"] = time.perf_counter() - t0
         return report
+
+    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
+        """Hash in the daemon first (a read and a hash per file, no process round trip): a file with its known
+        bytes is "unchanged" here; only the others go to the parser (the pool when there are many)."""
+        rest: list[ParseTask] = []
+        for task in tasks:
+            if task.known_hash is None:
+                rest.append(task)
+                continue
+            data, _reason = read_source_checked(self.root, task.path, MAX_FILE_BYTES)
+            if data is not None and content_hash(data) == task.known_hash:
+                yield ParseOutcome(task.path, "unchanged", hash=task.known_hash)
+            else:
+                rest.append(task)
+        yield from self.scanner._parse(rest, progress, report)
 
     def differing(self, base: RepoSync) -> tuple[set[str], set[str]]:
         """(paths whose content in the view differs from the baseline's or that only the view has, baseline
