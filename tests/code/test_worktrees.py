@@ -227,8 +227,9 @@ def test_a_change_in_one_worktree_is_seen_there_only(daemon: DaemonProcess, tmp_
     daemon.stop()
     daemon.start()
     c = daemon.client()
-    wait_for(lambda: _names(c, wt1, "brand_new") == {"brand_new"}, what="wt1's overlay after a restart")
-    assert _names(c, main, "brand_new") == set() and _names(c, wt2, "watched_fn") == {"watched_fn"}
+    wait_for(lambda: _names(c, wt1, "brand_new") == {"brand_new"} and _names(c, wt2, "watched_fn") == {"watched_fn"},
+             what="the views' overlays after a restart (one catch-up job per view)")
+    assert _names(c, main, "brand_new") == set()
 
 
 def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProcess, tmp_path: Path) -> None:
