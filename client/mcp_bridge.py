@@ -272,17 +272,24 @@ def root_path(uri: str) -> str | None:
 
 
 def freshness_of(repos: list[dict[str, Any]], path: str | None) -> dict[str, Any]:
-    """graphVersion, indexedAt and freshness of the registered repository containing `path`."""
+    """graphVersion, indexedAt and freshness of the registered repository containing `path`, and the view
+    (the worktree of that repository) holding it."""
     if path:
         real = os.path.realpath(path)
-        best = None
+        best: dict[str, Any] | None = None
+        view: dict[str, Any] | None = None
+        best_len = -1
         for repo in repos:
-            root = repo.get("root") or ""
-            if root and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
-                if best is None or len(root) > len(best["root"]):
-                    best = repo
+            views = repo.get("views") or [{"root": repo.get("root") or ""}]
+            for v in views:
+                root = v.get("root") or ""
+                if root and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)) and len(root) > best_len:
+                    best, view, best_len = repo, v, len(root)
         if best is not None:
-            return {k: best.get(k) for k in FRESHNESS_KEYS}
+            out = {k: best.get(k) for k in FRESHNESS_KEYS}
+            if best.get("views") and view is not None:
+                out["view"] = view
+            return out
     return {"graphVersion": None, "indexedAt": None, "freshness": "unknown"}
 
 

@@ -27,8 +27,9 @@ from .memory.service import MemoryService
 from .ops import code as code_ops
 from .ops import memory as memory_ops
 from .parts import DaemonInfo, Parts
+from .query.overlay import ViewSnapshots
 from .query.snapshot import Snapshots
-from .repos import Repo, RepoRegistry, register
+from .repos import Repo, RepoRegistry, prune_views, register
 from .sync.counts import StatusCounts
 from .sync.hookspool import HookSpool
 from .sync.live import LiveSync
@@ -58,15 +59,17 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
         repos=repos,
         live=live,
         hooks=HookSpool(dirs.hook_spool, repos, live, writer, history.read_new_commits),
-        snapshots=Snapshots(),
+        snapshots=(snapshots := Snapshots()),
         memory=MemoryService(dirs.journal, writer.submit_internal, store.connect, ensure_ready=store.open),
         history=history,
         counts=StatusCounts(),
         request_stop=request_stop,
+        views=ViewSnapshots(snapshots),
     )
     # After each committed batch, in this order: memory's links into code, history's change links, the
     # query snapshot (the read model most answers come from).
     live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
+    live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot
     parts.status_sections += [
         lambda conn, args: code_ops.status_section(parts, conn, args),
         lambda conn, args: memory_ops.status_section(parts.memory),
@@ -136,6 +139,7 @@ def _load_repos(parts: Parts, conn: Conn) -> None:
             if reg.get(str(entry.get("id"))) is None and os.path.isdir(entry["root"]):
                 register(conn, reg, entry["root"], str(entry.get("userId") or ""))
                 log.warning("re-registered %s after the database was lost; rebuilding its graph", entry["root"])
+    prune_views(conn, reg)  # worktrees removed while the daemon was down
     reg.save()  # databases from before the sidecar existed get one now
 
 

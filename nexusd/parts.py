@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .memory.service import MemoryService
     from .opargs import Scoped
     from .paths import Dirs
+    from .query.overlay import ViewSnapshots
     from .query.snapshot import Snapshots
     from .repos import RepoRegistry
     from .store import Conn, Store
@@ -51,4 +52,5 @@ class Parts:
     history: HistoryService
     counts: StatusCounts
     request_stop: Callable[[], None]
+    views: ViewSnapshots  # the snapshots of the repositories' other worktrees (baseline + overlay)
     status_sections: list[StatusSection] = field(default_factory=list)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,107 @@ if TYPE_CHECKING:
 
 def repo_id_for(root: Path | str) -> str:
     return hashlib.blake2b(os.path.realpath(root).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+
+
+# -- git identity: one repository per common git dir, one view per worktree -------------------------------
+
+
+def _git(cwd: str, *argv: str, timeout: float = 10.0) -> str | None:
+    """stdout of one git command in `cwd`, or None (not a repository, git missing, a failure or a timeout)."""
+    try:
+        proc = subprocess.run(["git", "-C", cwd, *argv], capture_output=True, timeout=timeout, check=False,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class GitIdentity:
+    """Where a worktree's root sits in git: the common git dir (shared by every worktree of the repository,
+    the repository's identity), the worktree's own git dir, and the main worktree's root (the one `git worktree
+    list` names first: for a plain checkout, its root; for a bare repository, the bare directory)."""
+
+    common_dir: str
+    git_dir: str
+    main_root: str
+
+    @property
+    def repo_id(self) -> str:
+        """The repository's id: the id a single checkout at the main root always had, so an existing
+        registration of a plain checkout keeps its id (and its memory, history and symbol ids)."""
+        return repo_id_for(self.main_root)
+
+
+def git_identity(root: str) -> GitIdentity | None:
+    """The git identity of `root` when it is the root of a worktree (main or linked), else None (not in git,
+    or a subfolder of a repository: registered on its own, by its path, as before)."""
+    out = _git(root, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--git-dir")
+    if out is None:
+        return None
+    lines = out.splitlines()
+    if len(lines) != 3 or os.path.realpath(lines[0]) != os.path.realpath(root):
+        return None
+    common, git_dir = os.path.realpath(lines[1]), os.path.realpath(lines[2])
+    main = common
+    listing = _git(root, "worktree", "list", "--porcelain")
+    if listing:
+        first = listing.split("\n", 1)[0]
+        if first.startswith("worktree "):
+            main = os.path.realpath(first[len("worktree "):])
+    return GitIdentity(common, git_dir, main)
+
+
+@dataclass
+class View:
+    """One worktree of a registered repository (its root is not the repository's own root). Its state as git
+    sees it (HEAD, branch, dirty file count) is read with one `git status` and kept for `STATE_TTL_S`."""
+
+    root: str
+    git_dir: str = ""
+    registered_at: float = 0.0
+    # Set by the sync engine after each scan of the view: how many files its overlay holds (differ from the
+    # baseline, or are missing there), and when.
+    overlay_files: int | None = None
+    synced_at: float | None = None
+    _state: tuple[float, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    STATE_TTL_S = 2.0
+
+    @property
+    def missing(self) -> bool:
+        """`git worktree remove` (or rm -r) took the directory: the view is dropped, the repository kept."""
+        return not os.path.isdir(self.root)
+
+    def state(self) -> dict[str, Any]:
+        return worktree_state(self)
+
+
+def worktree_state(holder: View | Repo) -> dict[str, Any]:
+    """{root, head, branch, dirty} of a worktree, cached for a few seconds (`git status` costs milliseconds
+    to tens of milliseconds; answers of one burst share one)."""
+    now = time.monotonic()
+    cached = holder._state
+    if cached is not None and now - cached[0] < View.STATE_TTL_S:
+        return cached[1]
+    out = _git(holder.root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", timeout=5.0)
+    state: dict[str, Any] = {"root": holder.root, "head": None, "branch": None, "dirty": None}
+    if out is not None:
+        dirty = 0
+        for entry in out.split("\0"):
+            if entry.startswith("# branch.oid "):
+                oid = entry[len("# branch.oid "):]
+                state["head"] = None if oid == "(initial)" else oid
+            elif entry.startswith("# branch.head "):
+                head = entry[len("# branch.head "):]
+                state["branch"] = None if head == "(detached)" else head
+            elif entry[:2] in ("1 ", "2 ", "u ", "? "):
+                dirty += 1
+        state["dirty"] = dirty
+    holder._state = (now, state)
+    return state
 
 
 @dataclass
@@ -43,6 +145,12 @@ class Repo:
     watching: bool = False
     # Set when the graph failed its invariant counts after a failed write; cleared by the next cold build.
     damaged: list[str] | None = None
+    # The common git dir when `root` is a worktree's root: the repository's identity (None outside git).
+    common_dir: str | None = None
+    git_dir: str = ""
+    # The other worktrees registered as views of this repository, by root (realpath).
+    views: dict[str, View] = field(default_factory=dict)
+    _state: tuple[float, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def pending(self) -> int:
@@ -74,8 +182,41 @@ class Repo:
             out["pendingPaths"] = self.pending
         return out
 
+    def live_views(self) -> list[View]:
+        """The registered views whose worktree still exists, by root."""
+        return [v for _, v in sorted(self.views.items()) if not v.missing]
+
+    def view_root(self, path: str) -> str:
+        """The root of the worktree (this repository's own root or a view's) that holds `path` (a realpath)."""
+        best, best_len = self.root, len(self.root) if _inside(path, self.root) else -1
+        for view in self.live_views():
+            if _inside(path, view.root) and len(view.root) > best_len:
+                best, best_len = view.root, len(view.root)
+        return best
+
+    def view_info(self, path: str | None = None) -> dict[str, Any]:
+        """The view an answer came from: its worktree root, HEAD, branch and dirty file count."""
+        root = self.view_root(os.path.realpath(path)) if path else self.root
+        view = self.views.get(root)
+        info = dict(worktree_state(view if view is not None else self))
+        info["primary"] = view is None
+        if view is not None:
+            info["overlayFiles"] = view.overlay_files  # None: not scanned yet (answers are the baseline's)
+            info["overlayAt"] = view.synced_at
+        return info
+
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "root": self.root, "name": self.name, **self.freshness()}
+        out = {"id": self.id, "root": self.root, "name": self.name, **self.freshness()}
+        if self.common_dir is not None:
+            out["gitCommonDir"] = self.common_dir
+            out["views"] = [{**worktree_state(self), "primary": True}] + [
+                {**v.state(), "primary": False} for v in self.live_views()
+            ]
+        return out
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 class RepoRegistry:
@@ -92,7 +233,8 @@ class RepoRegistry:
         if self.sidecar is None:
             return
         with self._lock:
-            entries = [{"id": r.id, "root": r.root, "name": r.name, "userId": r.user_id} for r in self._repos.values()]
+            entries = [{"id": r.id, "root": r.root, "name": r.name, "userId": r.user_id,
+                        **({"views": sorted(r.views)} if r.views else {})} for r in self._repos.values()]  # fmt: skip
             tmp = self.sidecar.with_name(self.sidecar.name + ".tmp")
             try:
                 tmp.write_text(json.dumps(sorted(entries, key=lambda e: e["id"]), indent=1) + "\n")
@@ -126,6 +268,20 @@ class RepoRegistry:
                     indexed_at=row["at"],
                     last_build=json.loads(row["lastBuild"]) if row["lastBuild"] else None,
                 )
+        views = {row["key"][len(VIEWS_KEY):]: row["value"] for row in conn.dicts(
+            "MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key, m.value AS value", {"p": VIEWS_KEY})}  # fmt: skip
+        for repo in self.all():
+            ident = git_identity(repo.root) if os.path.isdir(repo.root) else None
+            if ident is not None:
+                repo.common_dir, repo.git_dir = ident.common_dir, ident.git_dir
+            try:
+                roots = json.loads(views.get(repo.id) or "[]")
+            except ValueError:
+                roots = []
+            for root in roots if isinstance(roots, list) else []:
+                if isinstance(root, str):
+                    wt = git_identity(root) if os.path.isdir(root) else None
+                    repo.views[root] = View(root, wt.git_dir if wt else "")
 
     def all(self) -> list[Repo]:
         with self._lock:
@@ -147,12 +303,20 @@ class RepoRegistry:
         return repo
 
     def by_root(self, root: str) -> Repo | None:
-        """The repository registered at exactly this root (after a move its id no longer derives from it)."""
+        """The repository registered at exactly this root (after a move its id no longer derives from it), or
+        holding a view there."""
         with self._lock:
             for repo in self._repos.values():
-                if repo.root == root:
+                if repo.root == root or root in repo.views:
                     return repo
         return None
+
+    def by_common_dir(self, common_dir: str) -> Repo | None:
+        """The repository whose worktrees share this common git dir (the first registered when an older
+        version registered two worktrees of one repository separately)."""
+        with self._lock:
+            found = [r for r in self._repos.values() if r.common_dir == common_dir]
+        return min(found, key=lambda r: r.root) if found else None
 
     def containing(self, path: str | Path) -> Repo | None:
         """The registered repository whose root contains `path` (the deepest one when roots nest)."""
@@ -160,21 +324,33 @@ class RepoRegistry:
             return None
         real = os.path.realpath(path)
         best: Repo | None = None
+        best_len = -1
         with self._lock:
-            for repo in self._repos.values():
-                root = repo.root
-                if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-                    if best is None or len(root) > len(best.root):
-                        best = repo
+            repos = list(self._repos.values())
+        for repo in repos:
+            for root in (repo.root, *(v.root for v in repo.live_views())):
+                if _inside(real, root) and len(root) > best_len:
+                    best, best_len = repo, len(root)
         return best
 
 
+VIEWS_KEY = "views:"  # Meta key prefix: views:<repository id> -> JSON list of the view roots
+
+
 def register(conn: Conn, reg: RepoRegistry, root: str, user: str) -> Repo:
-    """The repository registered at `root` (by root first: a moved repository keeps its old id), or a new
-    registration (a Repository node, then the cache and the sidecar)."""
-    rid = repo_id_for(root)
+    """The repository registered at `root` (by root first: a moved repository keeps its old id), or, when
+    `root` is a worktree of a registered repository (same common git dir), that repository with a new view at
+    `root`; else a new registration (a Repository node, then the cache and the sidecar)."""
+    ident = git_identity(root)
+    rid = ident.repo_id if ident is not None else repo_id_for(root)
     repo = reg.by_root(root) or reg.get(rid)
+    if repo is None and ident is not None:
+        repo = reg.by_common_dir(ident.common_dir)
     if repo is not None:
+        if ident is not None and repo.common_dir is None and os.path.realpath(repo.root) == root:
+            repo.common_dir, repo.git_dir = ident.common_dir, ident.git_dir
+        if root != repo.root and root not in repo.views and ident is not None and repo.common_dir == ident.common_dir:
+            add_view(conn, reg, repo, View(root, ident.git_dir, time.time()))
         return repo
     name = os.path.basename(root.rstrip(os.sep)) or root
     conn.execute(
@@ -183,8 +359,41 @@ def register(conn: Conn, reg: RepoRegistry, root: str, user: str) -> Repo:
         {"id": rid, "root": root, "name": name, "user": user, "at": time.time()},
     )
     repo = Repo(id=rid, root=root, name=name, user_id=user)
+    if ident is not None:
+        repo.common_dir, repo.git_dir = ident.common_dir, ident.git_dir
     reg.put(repo)
     return repo
+
+
+def _save_views(conn: Conn, repo: Repo) -> None:
+    conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": VIEWS_KEY + repo.id, "v": json.dumps(sorted(repo.views))})
+
+
+def add_view(conn: Conn, reg: RepoRegistry, repo: Repo, view: View) -> None:
+    """A worktree of `repo` registered: one more view of the same repository (graph, memory, history)."""
+    repo.views[view.root] = view
+    _save_views(conn, repo)
+    reg.save()
+
+
+def drop_view(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> View | None:
+    """A view left (`git worktree remove`, or forgotten): the repository and its other views stay."""
+    view = repo.views.pop(root, None)
+    if view is not None:
+        _save_views(conn, repo)
+        reg.save()
+    return view
+
+
+def prune_views(conn: Conn, reg: RepoRegistry) -> list[tuple[str, str]]:
+    """Drop the views whose worktree directory is gone (on the writer: at start, after a hook, at `index`);
+    returns (repository id, view root) of each."""
+    gone = []
+    for repo in reg.all():
+        for root in [r for r, v in repo.views.items() if v.missing]:
+            drop_view(conn, reg, repo, root)
+            gone.append((repo.id, root))
+    return gone
 
 
 def save_node(conn: Conn, repo: Repo) -> None:
@@ -226,6 +435,7 @@ def rename(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> None:
 
 def delete_node(conn: Conn, repo_id: str) -> None:
     conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo_id})
+    conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": VIEWS_KEY + repo_id})
 
 
 def require_repo(reg: RepoRegistry, args: Scoped, *, user: str | None = None) -> Repo:
@@ -273,5 +483,19 @@ def with_freshness(repo: Repo, result: dict[str, Any]) -> dict[str, Any]:
     """Every answer about a repository carries graphVersion, indexedAt and freshness."""
     result.update(repo.freshness())
     result.setdefault("repo", repo.root)
+    return result
+
+
+def annotate_view(reg: RepoRegistry, args: object, result: Any) -> Any:
+    """Beside graphVersion and freshness, an answer about a git repository names the view it came from: the
+    worktree holding the request's `repo` path (root, HEAD, branch, dirty file count)."""
+    if not isinstance(result, dict) or "graphVersion" not in result or "view" in result:
+        return result
+    path = getattr(args, "repo", None)
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return result
+    repo = reg.containing(path)
+    if repo is not None and repo.common_dir is not None:
+        result["view"] = repo.view_info(path)
     return result
 

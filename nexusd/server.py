@@ -31,6 +31,7 @@ from . import protocol, recovery
 from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
 from .opargs import Args, NoArgs
 from .registry import Ctx, OpSpec, lookup, validate
+from .repos import annotate_view
 from .store import StoreError, StoreTimeout
 
 if TYPE_CHECKING:
@@ -512,7 +513,7 @@ class Server:
         try:
             if job.spec.lane == "write":
                 recovery.space_check(self.disk, job.spec.name)  # no_space before anything is written
-            result = job.spec.handler(ctx, job.args)
+            result = annotate_view(self.parts.repos, job.args, job.spec.handler(ctx, job.args))
             frame = protocol.ok_frame(job.request_id, result)
         except NexusError as exc:
             frame = protocol.error_frame(job.request_id, exc)

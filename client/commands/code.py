@@ -35,6 +35,10 @@ def render_sync(r: dict[str, Any]) -> str:
     if r.get("diagnostics"):
         lines.append(f"  {r['diagnostics']} files with diagnostics (`nexus status` lists them)")
     lines.append(f"  graphVersion {r['graphVersion']}, freshness {r['freshness']}")
+    view = r.get("view")
+    if view and not view.get("primary"):
+        lines.append(f"  view {view['root']} ({view.get('branch') or 'detached'} {(view.get('head') or '')[:10]}), "
+                     f"{view.get('dirty') or 0} dirty files")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -69,6 +73,15 @@ def render_repos(r: dict[str, Any]) -> str:
     for x in r["repos"]:
         fresh = state(f"{x['freshness']:<8}")
         lines.append(f"{x['name']:<{width}}  v{x['graphVersion']:<5} {fresh} {ago(x.get('indexedAt')):<12} {x['root']}")
+        views = x.get("views") or []
+        if len(views) > 1:  # the worktrees of one git repository: one graph, memory and history, a view each
+            for v in views:
+                head = (v.get("head") or "")[:10]
+                where = v.get("branch") or ("detached" if head else "")
+                dirty = v.get("dirty")
+                mark = "*" if v.get("primary") else " "
+                lines.append(f"{'':<{width}}  {mark} view {v['root']}  {where} {head}"
+                             + (f"  {dirty} dirty" if dirty else ""))  # fmt: skip
     missing = [x["root"] for x in r["repos"] if x["freshness"] == "missing"]
     if missing:
         lines.append("missing: the directory is gone; `nexus repos move OLD NEW` if it moved, `nexus forget OLD` "

@@ -20,7 +20,9 @@ from ..repos import (
     check_owner,
     default_user,
     delete_node,
+    drop_view,
     owner_of,
+    prune_views,
     register,
     rename,
     repo_id_for,
@@ -73,6 +75,11 @@ def index(ctx: Ctx, args: IndexArgs) -> dict[str, Any]:
     if existing is not None:
         check_owner(existing, user)
     repo = register(ctx.conn, repos, root, user)
+    for gone in prune_views(ctx.conn, repos):
+        live.forget_view(gone[0], gone[1])
+        ctx.parts.views.drop(gone[0], gone[1])
+    if root in repo.views:  # a worktree of a registered repository: a view of its graph, memory and history
+        return _index_view(ctx, repo, root, full=args.full)
     live.watch_repo(repo)  # before the build: changes made during it are caught
     try:
         report = live.run_sync(ctx.conn, repo, ctx.progress, full=args.full)
@@ -81,6 +88,25 @@ def index(ctx: Ctx, args: IndexArgs) -> dict[str, Any]:
             _unregister(ctx, repo)
         raise
     return _result(repo, report)
+
+
+def _index_view(ctx: Ctx, repo: Repo, root: str, *, full: bool) -> dict[str, Any]:
+    assert ctx.conn is not None
+    live = ctx.parts.live
+    live.watch_repo(repo)
+    if full:
+        live.run_sync(ctx.conn, repo, ctx.progress, full=True)
+    live.watch_view(repo, root)  # before the scan: changes made during it are caught
+    report = live.sync_view(ctx.conn, repo, root, ctx.progress)
+    return _view_result(repo, root, report)
+
+
+def _view_result(repo: Repo, root: str, report: SyncReport) -> dict[str, Any]:
+    """A view's scan: the overlay it left (files that differ from the baseline, baseline files it lacks, baseline
+    files re-resolved against it), the first 50 of each."""
+    overlay = {"files": report.changed_paths[:50], "missing": report.deleted_paths[:50],
+               "reResolved": len(report.affected_paths)}  # fmt: skip
+    return {**_result(repo, report), "view": repo.view_info(root), "overlay": overlay}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +135,10 @@ def sync(ctx: Ctx, args: SyncArgs) -> dict[str, Any]:
     if repo.missing:
         raise NotFound(f"{repo.root} no longer exists; its graph and memory are kept",
                        hint=f"`nexus repos move {repo.root} NEW` if it moved, `nexus forget {repo.root}` to drop it")  # fmt: skip
+    root = repo.view_root(os.path.realpath(args.repo or repo.root))
+    if root != repo.root:  # a worktree's view: scan it, recompute its overlay (the graph is the baseline's)
+        scanned = live.sync_view(ctx.conn, repo, root, ctx.progress, paths=args.paths or None)
+        return _view_result(repo, root, scanned)
     if args.paths:
         return _result(repo, live.run_sync(ctx.conn, repo, ctx.progress, paths=args.paths))
     t0 = time.perf_counter()
@@ -157,6 +187,12 @@ class ForgetRepoArgs(Args):
 def forget_repo(ctx: Ctx, args: ForgetRepoArgs) -> dict[str, Any]:
     assert ctx.conn is not None
     repo = require_repo(ctx.parts.repos, args)
+    root = repo.view_root(os.path.realpath(args.repo))
+    if root != repo.root:  # a worktree's view: the repository and its other views stay
+        drop_view(ctx.conn, ctx.parts.repos, repo, root)
+        ctx.parts.live.forget_view(repo.id, root)
+        ctx.parts.views.drop(repo.id, root)
+        return {"forgotten": root, "id": repo.id, "view": True, "repository": repo.root}
     _unregister(ctx, repo)
     return {"forgotten": repo.root, "id": repo.id}
 
@@ -175,6 +211,7 @@ def _unregister(ctx: Ctx, repo: Repo) -> None:
     parts.live.forget(repo.id)
     parts.counts.drop(repo.id)
     parts.snapshots.drop(repo.id)  # the in-daemon copy the query ops answer from
+    parts.views.drop(repo.id)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,6 +306,10 @@ def hook_notify(ctx: Ctx, args: HookNotifyArgs) -> dict[str, Any]:
     repo = ctx.parts.repos.containing(args.repo)
     if repo is None:
         return {"queued": False, "reason": "not registered"}
+    root = repo.view_root(os.path.realpath(args.repo))
+    if root != repo.root:  # a checkout in a worktree moves that view only
+        ctx.parts.live.rescan_view(repo, root)
+        return {"queued": True, "repo": repo.root, "view": root}
     ctx.parts.live.rescan(repo)  # a checkout or rebase: a full stat walk once events settle (or a sync)
     return {"queued": True, "repo": repo.root}
 

@@ -90,7 +90,7 @@ def _answer(ctx: Ctx, args: Question, build: Callable[[graphq.Req], dict[str, An
         from ..errors import NotIndexed
 
         raise NotIndexed(f"{repo.root} has no graph yet", hint=f"`nexus index {repo.root}`")
-    snap = ctx.parts.snapshots.get(ctx.conn, repo)
+    snap = ctx.parts.views.get(ctx.conn, repo, getattr(args, "repo", None))  # the worktree's view (baseline + overlay)
     with snap.lock.read():
         req = graphq.Req(
             op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.user or "",

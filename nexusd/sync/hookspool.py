@@ -80,7 +80,10 @@ class HookSpool:
             repo = self.repos.containing(root)
             if repo is None:
                 continue
-            if self.live.barrier(repo):
+            view = repo.view_root(os.path.realpath(root))
+            if view != repo.root:  # a commit or checkout in a worktree moves that view only
+                self.live.sync_view(conn, repo, view)
+            elif self.live.barrier(repo):
                 self.live.flush_dirty(conn, repo)  # what the watcher saw of a checkout, merge or rebase
             else:
                 self.live.run_sync(conn, repo)

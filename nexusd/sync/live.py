@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import config
-from ..batch import CommittedBatch
+from ..batch import CommittedBatch, FileData
 from ..repos import Repo, RepoRegistry, record_build, record_failure
 from ..store import StoreBusy, StoreError
 from . import graphwrite
 from .indexer import RepoSync, SyncReport, build_summary
 from .parsepool import ParsePool
+from .views import ViewSync
 from .watcher import Watcher
 
 if TYPE_CHECKING:
@@ -38,6 +39,14 @@ Progress = Callable[[dict[str, Any]], None]
 # snapshots, memory's links into code and history's change links hang off this (registered by the
 # composition root, nexusd/app.py).
 Listener = Callable[[Repo, CommittedBatch, "Conn"], None]
+# Called on the writer thread after a view's overlay changed: fn(repo, view root, overlay files). The query
+# side builds the view's snapshot from it (registered by the composition root).
+ViewListener = Callable[[Repo, str, "dict[str, FileData | None]"], None]
+VIEW_SEP = "|"  # watch keys: a repository id, or "<repository id>|<view root>" for a view
+
+
+def view_key(repo_id: str, root: str) -> str:
+    return f"{repo_id}{VIEW_SEP}{root}"
 
 
 def _quiet(data: dict[str, Any]) -> None:
@@ -52,6 +61,8 @@ class LiveSync:
         self.pool = ParsePool()  # its processes start when a sync first needs them
         self.engines: dict[str, RepoSync] = {}
         self.listeners: list[Listener] = []
+        self.views: dict[str, ViewSync] = {}  # by view_key: the overlays of the repositories' other worktrees
+        self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
 
     # -- engines ------------------------------------------------------------------------------------
@@ -72,6 +83,64 @@ class LiveSync:
         if self.watcher is not None:
             self.watcher.unwatch(repo_id)
         self.engines.pop(repo_id, None)
+        for key in [k for k in self.views if k.split(VIEW_SEP, 1)[0] == repo_id]:
+            self.forget_view(repo_id, key.split(VIEW_SEP, 1)[1])
+
+    def forget_view(self, repo_id: str, root: str) -> None:
+        """A view left (its worktree removed, or forgotten): stop watching it and drop its overlay."""
+        key = view_key(repo_id, root)
+        if self.watcher is not None and self.watcher.get(key) is not None:
+            self.watcher.unwatch(key)
+        self.views.pop(key, None)
+
+    # -- views (the repository's other worktrees) ---------------------------------------------------------
+
+    def sync_view(self, conn: Conn, repo: Repo, root: str, progress: Progress = _quiet, *,
+                  paths: list[str] | None = None) -> SyncReport:  # fmt: skip
+        """Scan one view and recompute its overlay against the baseline (on the writer); nothing is written to
+        the graph. The baseline is synced first if it has no graph yet."""
+        base = self.engine(repo)
+        if repo.indexed_at is None:
+            self.run_sync(conn, repo, progress)
+        if base.known is None:
+            base.known = graphwrite.known_files(conn, repo.id)
+        key = view_key(repo.id, root)
+        vs = self.views.get(key)
+        if vs is None:
+            vs = self.views[key] = ViewSync(repo.id, root, self.cache_dir, lambda: self.pool)
+        try:
+            report = vs.sync(conn, base, progress, paths=paths)
+        except Exception:
+            self.views.pop(key, None)  # scanned again from nothing next time
+            raise
+        self._publish_view(repo, root, vs)
+        return report
+
+    def _publish_view(self, repo: Repo, root: str, vs: ViewSync) -> None:
+        view = repo.views.get(root)
+        if view is not None:
+            view.overlay_files = sum(1 for p in vs.files if p in vs.facts or vs.files[p] is None)
+            view.synced_at = time.time()
+        for listener in self.view_listeners:
+            try:
+                listener(repo, root, vs.files)
+            except Exception:
+                log.exception("view listener failed")
+
+    def _rebase_views(self, conn: Conn, repo: Repo) -> None:
+        """A baseline batch committed: every view of the repository re-resolves its overlay against it."""
+        base = self.engine(repo)
+        for key, vs in list(self.views.items()):
+            rid, root = key.split(VIEW_SEP, 1)
+            if rid != repo.id:
+                continue
+            try:
+                vs.rebase(conn, base, _quiet)
+            except Exception:
+                log.exception("rebasing the view %s failed; scanning it again on its next sync", root)
+                self.views.pop(key, None)
+                continue
+            self._publish_view(repo, root, vs)
 
     # -- sync ---------------------------------------------------------------------------------------
 
@@ -122,6 +191,8 @@ class LiveSync:
                 listener(repo, batch, conn)
             except Exception:  # a listener must never fail a committed sync
                 log.exception("graph listener failed")
+        if any(k.split(VIEW_SEP, 1)[0] == repo.id for k in self.views):
+            self._rebase_views(conn, repo)
         report.seconds["listeners"] = time.perf_counter() - t0
         return report
 
@@ -163,6 +234,39 @@ class LiveSync:
         repo.watching = True
         repo.pending_fn = lambda: w.pending(repo.id)
 
+    def watch_view(self, repo: Repo, root: str) -> None:
+        w = self.watcher
+        if w is None or config.get("NEXUS_NO_WATCH"):
+            return
+        try:
+            w.watch(view_key(repo.id, root), root)
+        except OSError as exc:
+            log.warning("cannot watch %s: %s", root, exc)
+
+    def rescan_view(self, repo: Repo, root: str) -> None:
+        """A checkout in a view: that view only is scanned again (once its events settle)."""
+        key = view_key(repo.id, root)
+        if self.watcher is not None and self.watcher.get(key) is not None:
+            self.watcher.rescan(key)
+        else:
+            self.writer.submit_internal(lambda c: self.sync_view(c, repo, root))
+
+    def flush_view(self, conn: Conn, repo: Repo, root: str) -> SyncReport | None:
+        w = self.watcher
+        if w is None:
+            return None
+        key = view_key(repo.id, root)
+        dirty, full = w.take(key)
+        try:
+            view = repo.views.get(root)
+            if view is None or view.missing:
+                return None
+            if full or dirty:
+                return self.sync_view(conn, repo, root, paths=None if full else sorted(dirty))
+            return None
+        finally:
+            w.done(key)
+
     def watched(self, repo: Repo) -> bool:
         return self.watcher is not None and self.watcher.get(repo.id) is not None
 
@@ -197,6 +301,12 @@ class LiveSync:
 
     def _flush_job(self, repo_id: str) -> None:
         def job(conn: Conn) -> None:
+            if VIEW_SEP in repo_id:
+                rid, root = repo_id.split(VIEW_SEP, 1)
+                owner = self.repos.get(rid)
+                if owner is not None:
+                    self.flush_view(conn, owner, root)
+                return
             repo = self.repos.get(repo_id)
             if repo is not None:
                 self.flush_dirty(conn, repo)
@@ -208,6 +318,8 @@ class LiveSync:
     def watch_all(self) -> None:
         for repo in self.repos.all():
             self.watch_repo(repo)
+            for view in repo.live_views():
+                self.watch_view(repo, view.root)
 
     def catch_up(self, *, unclean_stop: bool) -> None:
         """Queue a sync of every registered repository: changes made while the daemon was down (and graphs a
@@ -217,9 +329,15 @@ class LiveSync:
         for repo in self.repos.all():
             full = repo.indexed_at is None or unclean_stop
             self.writer.submit_internal(functools.partial(self._catch_up, repo, full))
+            for view in repo.live_views():  # overlays live in memory only: every view is scanned again
+                self.writer.submit_internal(functools.partial(self._catch_up_view, repo, view.root))
 
     def _catch_up(self, repo: Repo, full: bool, conn: Conn) -> None:
         self.run_sync(conn, repo, full=full)
+
+    def _catch_up_view(self, repo: Repo, root: str, conn: Conn) -> None:
+        if root in repo.views and not repo.views[root].missing:
+            self.sync_view(conn, repo, root)
 
     def stop(self) -> None:
         if self.watcher is not None:

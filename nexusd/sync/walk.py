@@ -264,6 +264,8 @@ class WalkRules:
         bad = _bad_name_reason(name)
         if bad is not None:
             return bad
+        if name == ".git" and not is_dir:
+            return "default-dir"  # a linked worktree's or submodule's `.git` file ("gitdir: <path>"): git's, not code
         if is_dir and name in DEFAULT_IGNORED_DIRS:
             # A `.nexusignore` negation (`!build/`) re-includes a default-ignored directory.
             reincluded = False

@@ -1,0 +1,125 @@
+"""Many checkouts, one daemon: what the 2nd..5th worktree of an indexed repository costs.
+
+    .venv/bin/python bench/worktree_bench.py [--repo /work/.mirror/pallets+flask/repo] [--spacing 40]
+
+A real repository's history: a clone of `--repo`, checked out at HEAD, and four `git worktree add` checkouts
+on branches made at HEAD~spacing, HEAD~2*spacing, ... (different files, like task branches).
+- one: a daemon that indexes the one checkout and answers a few `locate`s; its RSS (the parser processes are
+  separate processes and not counted);
+- five: a fresh daemon that indexes the same checkout, then registers the four worktrees (`index` in each:
+  a view, baseline + overlay) and answers the same `locate`s and an `impact` in every view (so each view's
+  snapshot is built); its RSS, and each registration's wall time beside the cold index's.
+Targets (the issue): RSS(five) <= 1.5 x RSS(one); registering an extra worktree <= 10 % of a cold index.
+Results: bench/results/worktree_bench.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nexus_client import connect  # noqa: E402
+
+from bench.harness import BenchDaemon, write_result  # noqa: E402
+
+QUERIES = ["Flask", "route", "render", "get", "request"]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def checkouts(src: str, top: Path, spacing: int) -> tuple[Path, list[tuple[Path, str]]]:
+    main = top / "main"
+    subprocess.run(["git", "clone", "-q", "--shared", src, str(main)], check=True)
+    wts = []
+    for i in range(1, 5):
+        wt = top / f"wt{i}"
+        rev = git(main, "rev-parse", f"HEAD~{i * spacing}").strip()
+        git(main, "worktree", "add", "-q", "-b", f"task{i}", str(wt), rev)
+        wts.append((wt, rev))
+    return main, wts
+
+
+def answer(c: Any, root: Path) -> None:
+    for q in QUERIES:
+        c.request("locate", {"repo": str(root), "query": q}, timeout=120)
+    hits = c.request("locate", {"repo": str(root), "query": QUERIES[0]}, timeout=120)["results"]
+    if hits:
+        c.request("impact", {"repo": str(root), "symbol": hits[0]["key"]}, timeout=120)
+
+
+def one(main: Path) -> dict[str, Any]:
+    with BenchDaemon() as d:
+        c = connect(d.dirs, autostart=False)
+        t0 = time.perf_counter()
+        r = c.request("index", {"repo": str(main)}, timeout=3600)
+        cold = time.perf_counter() - t0
+        answer(c, main)
+        time.sleep(1.0)
+        rss = d.rss_mb()
+        c.close()
+    return {"coldIndexS": round(cold, 3), "rssMb": round(rss, 1), "files": r.get("parsed"), "mode": r["mode"]}
+
+
+def five(main: Path, wts: list[tuple[Path, str]]) -> dict[str, Any]:
+    with BenchDaemon() as d:
+        c = connect(d.dirs, autostart=False)
+        t0 = time.perf_counter()
+        c.request("index", {"repo": str(main)}, timeout=3600)
+        cold = time.perf_counter() - t0
+        answer(c, main)
+        views = []
+        for wt, rev in wts:
+            t1 = time.perf_counter()
+            r = c.request("index", {"repo": str(wt)}, timeout=3600)
+            took = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            answer(c, wt)
+            views.append({"root": wt.name, "rev": rev[:10], "registerS": round(took, 3),
+                          "overlayFiles": r["view"]["overlayFiles"], "reResolved": r["overlay"]["reResolved"],
+                          "firstAnswersS": round(time.perf_counter() - t2, 3), "mode": r["mode"],
+                          "parsed": r["parsed"], "seconds": r["seconds"]})  # fmt: skip
+        time.sleep(1.0)
+        rss = d.rss_mb()
+        listing = c.request("repos", {})["repos"]
+        c.close()
+    return {"coldIndexS": round(cold, 3), "rssMb": round(rss, 1), "views": views,
+            "repositories": len(listing), "viewsListed": len(listing[0].get("views", [])) if listing else 0}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", default="/work/.mirror/pallets+flask/repo")
+    ap.add_argument("--spacing", type=int, default=40, help="commits between the worktrees' branches")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="nxwt-") as tmp:
+        top = Path(tmp)
+        main_root, wts = checkouts(a.repo, top, a.spacing)
+        single = one(main_root)
+        print("one checkout:", single, flush=True)
+        many = five(main_root, wts)
+        print("five worktrees:", many, flush=True)
+    ratio = many["rssMb"] / single["rssMb"]
+    register = statistics.median(v["registerS"] for v in many["views"])
+    share = register / many["coldIndexS"]
+    out = {
+        "repo": a.repo, "spacing": a.spacing, "one": single, "five": many,
+        "rssRatio": round(ratio, 3), "rssTarget": 1.5, "rssMet": ratio <= 1.5,
+        "registerMedianS": round(register, 3), "registerShareOfCold": round(share, 3), "registerTarget": 0.10,
+        "registerMet": share <= 0.10,
+    }  # fmt: skip
+    print(f"RSS five/one = {ratio:.2f} (target <= 1.5); extra worktree = {share:.1%} of a cold index (target <= 10%)")
+    print(write_result("worktree_bench", out))
+
+
+if __name__ == "__main__":
+    main()

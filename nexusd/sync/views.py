@@ -1,0 +1,166 @@
+"""A worktree's overlay: the files that differ between a view (another worktree of a registered repository) and
+the repository's baseline graph, resolved against the baseline. Runs on the writer thread only.
+
+    scan the view (stat; read + hash what stat cannot clear, parse only what differs) -> the view's files
+    -> overlay = files whose content differs from the baseline's + files the baseline has and the view not
+    -> apply the overlay to the baseline's symbol table, resolve the overlay's files and every baseline file
+       whose edges it moves, put the baseline's facts back -> the overlay's files (facts + resolution)
+    -> the view listeners (the query side builds the view's snapshot from them: `query/overlay.py`)
+
+Nothing of a view is written to the graph: the graph holds the baseline, and a view's answers come from the
+baseline's snapshot with the overlay on top. The first scan of a view hashes each of its files against the
+baseline's hash (no parse of a file with the same bytes), so registering a worktree costs a read of its files
+and a parse of the few that differ, not an index. ARCHITECTURE.md ("Worktrees").
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..batch import FileData
+from ..parse.facts import FileFacts, content_hash
+from ..resolve.base import RepoIndex
+from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
+from .parsepool import ParseOutcome, ParsePool, ParseTask
+from .walk import read_source_checked
+
+if TYPE_CHECKING:
+    from ..store import Conn
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class ViewSync:
+    """The overlay of one view (worktree root) of one repository."""
+
+    def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool]) -> None:
+        self.root = root
+        # The baseline engine's stages, pointed at the view's root: its walk rules, parse and facts cache.
+        self.scanner = RepoSync(repo_id, root, cache_dir, pool)
+        self.known: dict[str, tuple[str, int, int]] | None = None  # the view's files: (hash, size, mtimeNs)
+        self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
+        self.files: dict[str, FileData | None] = {}  # the overlay last published
+
+    def sync(self, conn: Conn, base: RepoSync, progress: Progress, *, paths: list[str] | None = None) -> SyncReport:
+        """Scan the view (all of it, or `paths`) and recompute the overlay against the baseline."""
+        t0 = time.perf_counter()
+        base_known = base.known if base.known is not None else {}
+        first = self.known is None
+        # First scan: every file is read and hashed against the baseline's hash (its size and mtime cannot
+        # match the baseline's checkout), so a file with the baseline's bytes is never parsed.
+        known = {p: (h, -1, -1) for p, (h, _s, _m) in base_known.items()} if first else self.known
+        assert known is not None
+        report = SyncReport("view")
+        scan = self.scanner.scan(known, paths, False, report)
+        changes = self.scanner.parse_changes(self._outcomes(scan.tasks, progress, report), scan, known, report)
+        view_known = dict(known) if not first else {}
+        if first:
+            present = set(scan.stats)
+            for path in present:
+                if path in known:
+                    view_known[path] = known[path]
+        for path, st in changes.touched.items():
+            view_known[path] = (known.get(path, ("", 0, 0))[0], st.size, st.mtime_ns)
+        for path, facts in changes.changed.items():
+            stat = scan.stats.get(path)
+            view_known[path] = (facts.hash, stat.size if stat else 0, stat.mtime_ns if stat else 0)
+            self.facts[path] = intern_facts(facts)
+        for path in changes.deleted:
+            view_known.pop(path, None)
+            self.facts.pop(path, None)
+        self.known = view_known
+        report.seconds["scan"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        self.rebase(conn, base, progress)
+        report.seconds["overlay"] = time.perf_counter() - t1
+        report.changed_paths = sorted(p for p, d in self.files.items() if d is not None and p in self.facts)
+        report.deleted_paths = sorted(p for p, d in self.files.items() if d is None)
+        report.affected_paths = sorted(p for p, d in self.files.items() if d is not None and p not in self.facts)
+        report.affected, report.deleted = len(report.affected_paths), len(report.deleted_paths)
+        report.seconds["total"] = time.perf_counter() - t0
+        return report
+
+    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
+        """Hash in the daemon first (a read and a hash per file, no process round trip): a file with its known
+        bytes is "unchanged" here; only the others go to the parser (the pool when there are many)."""
+        rest: list[ParseTask] = []
+        for task in tasks:
+            if task.known_hash is None:
+                rest.append(task)
+                continue
+            data, _reason = read_source_checked(self.root, task.path, MAX_FILE_BYTES)
+            if data is not None and content_hash(data) == task.known_hash:
+                yield ParseOutcome(task.path, "unchanged", hash=task.known_hash)
+            else:
+                rest.append(task)
+        yield from self.scanner._parse(rest, progress, report)
+
+    def differing(self, base: RepoSync) -> tuple[set[str], set[str]]:
+        """(paths whose content in the view differs from the baseline's or that only the view has, baseline
+        paths the view does not have)."""
+        base_known = base.known or {}
+        view_known = self.known or {}
+        differ = {p for p, (h, _s, _m) in view_known.items() if base_known.get(p, ("",))[0] != h or not h}
+        return differ, set(base_known) - set(view_known)
+
+    def rebase(self, conn: Conn, base: RepoSync, progress: Progress) -> dict[str, FileData | None]:
+        """Recompute the overlay against the baseline as it is now (after the view's scan, or after a baseline
+        batch): no read of the view's files except those whose facts are not held."""
+        index = base._ensure_index(conn, progress, skip=set())
+        differ, missing = self.differing(base)
+        for path in set(self.facts) - differ:
+            del self.facts[path]  # the same bytes as the baseline now
+        # Facts of the view's files that differ are parsed from the view (the facts cache is not read: its
+        # packs are loaded whole, seconds for a large repository, to save a parse of a few files).
+        need = [p for p in sorted(differ) if p not in self.facts]
+        if need:
+            report = SyncReport("view")
+            for outcome in self.scanner._parse([ParseTask(p) for p in need], progress, report):
+                if outcome.facts is not None:
+                    self.facts[outcome.path] = intern_facts(outcome.facts)
+        differ &= set(self.facts)
+        self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing)
+        return self.files
+
+
+def resolve_overlay(
+    index: RepoIndex, base_facts: dict[str, FileFacts], overlay: dict[str, FileFacts], missing: set[str]
+) -> dict[str, FileData | None]:
+    """The overlay's files resolved against the baseline's symbol table: the view's facts put in (and the
+    baseline files the view lacks taken out), every file whose edges that can move resolved, then the
+    baseline's facts put back, so the table is the baseline's again whatever happens."""
+    names: set[str] = set()
+    config_changed = False
+    try:
+        for path, facts in overlay.items():
+            names |= index.set_file(facts)
+            config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
+        for path in missing:
+            names |= index.remove_file(path)
+            config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
+        live = (set(base_facts) | set(overlay)) - missing
+        to_resolve = live if config_changed else (set(overlay) | (index.files_referencing(names) - missing))
+        files: dict[str, FileData | None] = {}
+        for path in sorted(to_resolve):
+            held = overlay.get(path) or base_facts.get(path)
+            if held is not None:
+                files[path] = (held, index.resolve_file(path))
+        for path in missing:
+            files[path] = None
+        return files
+    finally:
+        for path in overlay:
+            if path in base_facts:
+                index.set_file(base_facts[path])
+            else:
+                index.remove_file(path)
+        for path in missing:
+            if path in base_facts:
+                index.set_file(base_facts[path])

@@ -1,0 +1,265 @@
+"""Many checkouts, one daemon: the worktrees of one git repository are views of one repository (real `git
+worktree add` checkouts, a real daemon)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexusd.repos import repo_id_for
+from tests.helpers import DaemonProcess, git, make_repo, wait_for
+
+USER = getpass.getuser()
+
+APP = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(x):\n    return x + 1\n",
+    "pkg/app.py": "from pkg.util import helper\n\n\ndef main():\n    return helper(1)\n\n\ndef other():\n    return main()\n",
+}
+
+
+@pytest.fixture
+def checkouts(tmp_path: Path) -> tuple[Path, Path, Path]:
+    main = make_repo(tmp_path / "main", APP)
+    wt1, wt2 = tmp_path / "wt-feature", tmp_path / "wt-review"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "review", str(wt2))
+    return Path(os.path.realpath(main)), Path(os.path.realpath(wt1)), Path(os.path.realpath(wt2))
+
+
+def test_worktrees_are_views_of_one_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, wt2 = checkouts
+    (wt1 / "pkg" / "scratch.py").write_text("x = 1\n")  # untracked: one dirty file in that view only
+    c = daemon.client()
+    first = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert first["id"] == repo_id_for(main)  # a plain checkout keeps the id it always had
+    assert first["mode"] == "cold"
+    second = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert second["id"] == first["id"]
+    assert second["mode"] == "view" and second["written"] == {}  # no second build: a scan against the baseline
+    assert second["parsed"] == 1 and second["unchanged"] == 3 and second["overlay"]["files"] == ["pkg/scratch.py"]
+    assert second["view"]["root"] == str(wt1) and second["view"]["branch"] == "feature"
+    assert second["view"]["primary"] is False
+    c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1
+    views = listing[0]["views"]
+    assert [(v["root"], v["branch"], v["primary"]) for v in views] == [
+        (str(main), "main", True), (str(wt1), "feature", False), (str(wt2), "review", False)]  # fmt: skip
+    head = git(main, "rev-parse", "HEAD").strip()
+    assert all(v["head"] == head for v in views)
+
+    # The CLI picks the view it stands in, with no flag: `nexus repos` shows the views, answers name theirs.
+    out = daemon.cli("repos", cwd=wt1)
+    assert out.returncode == 0, out.stderr
+    assert f"view {wt1}" in out.stdout and f"view {wt2}" in out.stdout
+    located = json.loads(daemon.cli("--json", "locate", "helper", cwd=wt1 / "pkg").stdout)
+    assert located["view"]["root"] == str(wt1) and located["view"]["dirty"] == 1
+    assert "graphVersion" in located and "freshness" in located
+    from_main = c.request("locate", {"repo": str(main), "user": USER, "query": "helper"})
+    assert from_main["view"]["root"] == str(main) and from_main["view"]["primary"] is True
+    assert from_main["view"]["dirty"] == 0
+
+
+def test_memory_written_in_one_worktree_is_recalled_in_another(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(wt1), "user": USER, "text": "the frobnicator needs a warm cache"})
+    hits = c.request("recall", {"repo": str(wt2), "user": USER, "query": "frobnicator"})["items"]
+    assert [h["text"] for h in hits] == ["the frobnicator needs a warm cache"]
+    hits = c.request("recall", {"repo": str(main), "user": USER, "query": "frobnicator"})["items"]
+    assert len(hits) == 1
+    c.request("handoff.write", {"repo": str(main), "user": USER, "done": "split the parser", "open": "tests"})
+    handoff = c.request("handoff.read", {"repo": str(wt2), "user": USER, "peek": True})
+    assert handoff["handoff"]["done"] == "split the parser"
+
+
+def test_history_is_ingested_once_per_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, _ = checkouts
+    c = daemon.client()
+    for root in (main, wt1):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    c.request("history.sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.repoId, x.sha", "params": {}})["rows"]
+    assert rows == [[repo_id_for(main), git(main, "rev-parse", "HEAD").strip()]]
+    for root in (main, wt1):
+        out = c.request("history", {"repo": str(root), "user": USER, "target": "pkg/util.py", "patch": False})
+        assert [ch["sha"] for ch in out["changes"]] == [rows[0][1]]
+
+
+def test_removing_a_worktree_drops_its_view_and_keeps_the_repository(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(wt1), "user": USER, "text": "kept after the worktree goes"})
+    git(main, "worktree", "remove", "--force", str(wt1))
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1
+    assert [v["root"] for v in listing[0]["views"]] == [str(main), str(wt2)]
+    assert c.request("recall", {"repo": str(main), "user": USER, "query": "worktree"})["items"]
+    # `nexus forget` in a worktree drops that view only.
+    forgot = c.request("repo.forget", {"repo": str(wt2), "user": USER})
+    assert forgot["view"] is True and forgot["forgotten"] == str(wt2)
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert len(listing) == 1 and [v["root"] for v in listing[0]["views"]] == [str(main)]
+    # The views survive a restart (they are in the graph), and a gone one is not brought back.
+    c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    c.close()
+    daemon.stop()
+    daemon.start()
+    c = daemon.client()
+    listing = c.request("repos", {"user": USER})["repos"]
+    assert [v["root"] for v in listing[0]["views"]] == [str(main), str(wt2)]
+    assert c.request("locate", {"repo": str(wt2), "user": USER, "query": "helper"})["view"]["branch"] == "review"
+
+
+def test_a_linked_worktree_registered_first_is_the_repository_root(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "m", APP)
+    wt = tmp_path / "w"
+    git(main, "worktree", "add", "-q", "-b", "w", str(wt))
+    c = daemon.client()
+    r = c.request("index", {"repo": str(wt), "user": USER}, timeout=120)
+    assert r["mode"] == "cold" and r["id"] == repo_id_for(main)  # the repository's id, whichever checkout came first
+    r2 = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert r2["id"] == r["id"] and r2["view"]["root"] == os.path.realpath(main)
+    # A directory that is not a worktree root (a subfolder, a non-git tree) registers by its path, as before.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.py").write_text("def a():\n    pass\n")
+    r3 = c.request("index", {"repo": str(plain), "user": USER}, timeout=120)
+    assert r3["id"] == repo_id_for(plain) and "view" not in r3
+    shutil.rmtree(plain)
+
+
+def test_the_mcp_bridge_answers_from_the_worktree_it_stands_in(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]
+) -> None:
+    import anyio
+
+    from tests.mcp.conftest import mcp_session
+
+    main, wt1, wt2 = checkouts
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    c.request("remember", {"repo": str(main), "user": USER, "text": "helper is the hot path"})
+
+    async def calls() -> tuple[Any, Any, Any]:
+        async with mcp_session(daemon.env, wt1 / "pkg") as s:
+            located = await s.call_tool("locate", {"query": "helper"})
+            recalled = await s.call_tool("recall", {"query": "hot path"})
+        async with mcp_session(daemon.env, "/", roots=[str(wt2)]) as s:
+            via_root = await s.call_tool("locate", {"query": "helper"})
+        return located, recalled, via_root
+
+    located, recalled, via_root = anyio.run(calls)
+    assert not located.is_error and located.structured_content["view"]["root"] == str(wt1)
+    assert located.structured_content["view"]["branch"] == "feature"
+    assert not recalled.is_error and recalled.structured_content["items"]
+    assert recalled.structured_content["view"]["root"] == str(wt1)  # added by the bridge beside freshness
+    assert via_root.structured_content["view"]["root"] == str(wt2)
+
+
+# -- baseline + overlay: each worktree answers for its own files ----------------------------------------------
+
+EXTRA = {"pkg/extra.py": "from pkg.util import helper\n\n\ndef extra():\n    return helper(2)\n"}
+
+
+def _names(c: Any, root: Path, query: str) -> set[str]:
+    out = c.request("locate", {"repo": str(root), "user": USER, "query": query})
+    return {r["name"] for r in out["results"] if r["name"] == query}
+
+
+def _callers(c: Any, root: Path, symbol: str) -> set[str]:
+    out = c.request("impact", {"repo": str(root), "user": USER, "symbol": symbol})
+    return {r["name"] for r in out["callers"]}
+
+
+def test_a_change_in_one_worktree_is_seen_there_only(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "one", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "two", str(wt2))
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    # An edit in wt1, with a caller in another file of wt1: visible in wt1, with the cross-file edge.
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef brand_new():\n    return 2\n")
+    (wt1 / "pkg" / "app.py").write_text(APP["pkg/app.py"].replace("return helper(1)", "return helper(1) + brand_new()")
+                                        .replace("import helper", "import brand_new, helper"))
+    r = c.request("sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert r["view"]["root"] == os.path.realpath(wt1)
+    assert r["overlay"]["files"] == ["pkg/app.py", "pkg/util.py"] and r["view"]["overlayFiles"] == 2, r
+    assert _names(c, wt1, "brand_new") == {"brand_new"}
+    assert _callers(c, wt1, "brand_new") == {"main", "other"}
+    assert _callers(c, wt1, "helper") == {"main", "other", "extra"}  # baseline files still call into the overlay
+    for root in (main, wt2):
+        assert _names(c, root, "brand_new") == set()
+    # The baseline's graph is untouched: no File or Symbol of the overlay was written.
+    rows = c.request("debug.cypher", {"query": "MATCH (s:Symbol {name: 'brand_new'}) RETURN s.id", "params": {}})
+    assert rows["rows"] == []
+    # The watcher follows a view by itself (no sync call).
+    (wt2 / "pkg" / "watched.py").write_text("def watched_fn():\n    return 3\n")
+    wait_for(lambda: _names(c, wt2, "watched_fn") == {"watched_fn"}, what="the watcher's update of wt2's view")
+    assert _names(c, wt1, "watched_fn") == set() and _names(c, main, "watched_fn") == set()
+    # An edit in the baseline reaches the views whose files are the baseline's, not a view that changed it.
+    (main / "pkg" / "extra.py").write_text(EXTRA["pkg/extra.py"] + "\n\ndef from_main():\n    return extra()\n")
+    c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert _names(c, main, "from_main") == {"from_main"}
+    assert _names(c, wt1, "from_main") == set()  # (wt1's extra.py is the old one: now a file that differs)
+    assert _callers(c, wt1, "helper") == {"main", "other", "extra"}
+    # A restart scans the views again (overlays live in memory).
+    c.close()
+    daemon.stop()
+    daemon.start()
+    c = daemon.client()
+    wait_for(lambda: _names(c, wt1, "brand_new") == {"brand_new"} and _names(c, wt2, "watched_fn") == {"watched_fn"},
+             what="the views' overlays after a restart (one catch-up job per view)")
+    assert _names(c, main, "brand_new") == set()
+
+
+def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProcess, tmp_path: Path) -> None:
+    from nexus_client import githooks
+
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "rename", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "side", str(wt2))
+    c = daemon.client()
+    for root in (main, wt1, wt2):
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    # Hooks are installed once, in the common git dir, and serve every worktree.
+    installed = githooks.install(wt1, c.dirs.hook_spool)
+    assert Path(installed["hooksDir"]).resolve() == (main / ".git" / "hooks").resolve()
+    (wt1 / "pkg" / "util.py").write_text("def assist(x):\n    return x + 1\n")
+    (wt1 / "pkg" / "app.py").write_text(APP["pkg/app.py"].replace("helper", "assist"))
+    git(wt1, "commit", "-qam", "rename helper to assist")  # post-commit in wt1: that view moves
+    wait_for(lambda: _names(c, wt1, "assist") == {"assist"}, what="the post-commit hook moving wt1's view")
+    assert _callers(c, wt1, "assist") == {"main", "other"}  # extra.py (unchanged) still imports the old name
+    assert _names(c, wt1, "helper") == set()
+    assert _callers(c, main, "helper") == {"main", "other", "extra"}
+    assert _names(c, main, "assist") == set() and _names(c, wt2, "assist") == set()
+    # post-checkout in wt2 moves wt2 only: it takes the rename branch's files.
+    git(wt2, "checkout", "-q", "--detach", "rename")
+    wait_for(lambda: _names(c, wt2, "assist") == {"assist"}, what="the post-checkout hook moving wt2's view")
+    assert _callers(c, wt2, "assist") == {"main", "other"}
+    assert _names(c, main, "assist") == set() and _callers(c, main, "helper") == {"main", "other", "extra"}
+    # `git worktree remove` drops that view; the repository and the other views stay.
+    git(main, "worktree", "remove", "--force", str(wt2))
+    assert [v["root"] for v in c.request("repos", {"user": USER})["repos"][0]["views"]] == [
+        os.path.realpath(main), os.path.realpath(wt1)]  # fmt: skip
+    assert _names(c, wt1, "assist") == {"assist"}
