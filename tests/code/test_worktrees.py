@@ -33,6 +33,13 @@ def checkouts(tmp_path: Path) -> tuple[Path, Path, Path]:
     return Path(os.path.realpath(main)), Path(os.path.realpath(wt1)), Path(os.path.realpath(wt2))
 
 
+
+def _index_all(c: Any, *roots: Path) -> None:
+    """Register and index each checkout, in order (the first is the repository, the others its views)."""
+    for root in roots:
+        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+
+
 def test_worktrees_are_views_of_one_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
     main, wt1, wt2 = checkouts
     (wt1 / "pkg" / "scratch.py").write_text("x = 1\n")  # untracked: one dirty file in that view only
@@ -72,8 +79,7 @@ def test_memory_written_in_one_worktree_is_recalled_in_another(
 ) -> None:
     main, wt1, wt2 = checkouts
     c = daemon.client()
-    for root in (main, wt1, wt2):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1, wt2)
     c.request("remember", {"repo": str(wt1), "user": USER, "text": "the frobnicator needs a warm cache"})
     hits = c.request("recall", {"repo": str(wt2), "user": USER, "query": "frobnicator"})["items"]
     assert [h["text"] for h in hits] == ["the frobnicator needs a warm cache"]
@@ -87,8 +93,7 @@ def test_memory_written_in_one_worktree_is_recalled_in_another(
 def test_history_is_ingested_once_per_repository(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
     main, wt1, _ = checkouts
     c = daemon.client()
-    for root in (main, wt1):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1)
     c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
     c.request("history.sync", {"repo": str(wt1), "user": USER}, timeout=120)
     rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.repoId, x.sha", "params": {}})["rows"]
@@ -103,8 +108,7 @@ def test_removing_a_worktree_drops_its_view_and_keeps_the_repository(
 ) -> None:
     main, wt1, wt2 = checkouts
     c = daemon.client()
-    for root in (main, wt1, wt2):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1, wt2)
     c.request("remember", {"repo": str(wt1), "user": USER, "text": "kept after the worktree goes"})
     git(main, "worktree", "remove", "--force", str(wt1))
     listing = c.request("repos", {"user": USER})["repos"]
@@ -154,8 +158,7 @@ def test_the_mcp_bridge_answers_from_the_worktree_it_stands_in(
 
     main, wt1, wt2 = checkouts
     c = daemon.client()
-    for root in (main, wt1, wt2):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1, wt2)
     c.request("remember", {"repo": str(main), "user": USER, "text": "helper is the hot path"})
 
     async def calls() -> tuple[Any, Any, Any]:
@@ -195,8 +198,7 @@ def test_a_change_in_one_worktree_is_seen_there_only(daemon: DaemonProcess, tmp_
     git(main, "worktree", "add", "-q", "-b", "one", str(wt1))
     git(main, "worktree", "add", "-q", "-b", "two", str(wt2))
     c = daemon.client()
-    for root in (main, wt1, wt2):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1, wt2)
     # An edit in wt1, with a caller in another file of wt1: visible in wt1, with the cross-file edge.
     (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef brand_new():\n    return 2\n")
     (wt1 / "pkg" / "app.py").write_text(APP["pkg/app.py"].replace("return helper(1)", "return helper(1) + brand_new()")
@@ -240,8 +242,7 @@ def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProc
     git(main, "worktree", "add", "-q", "-b", "rename", str(wt1))
     git(main, "worktree", "add", "-q", "-b", "side", str(wt2))
     c = daemon.client()
-    for root in (main, wt1, wt2):
-        c.request("index", {"repo": str(root), "user": USER}, timeout=120)
+    _index_all(c, main, wt1, wt2)
     # Hooks are installed once, in the common git dir, and serve every worktree.
     installed = githooks.install(wt1, c.dirs.hook_spool)
     assert Path(installed["hooksDir"]).resolve() == (main / ".git" / "hooks").resolve()
