@@ -318,6 +318,7 @@ def symbols_row(name: str, root: Path) -> dict[str, Any]:
     import gc
     import tracemalloc
 
+    from nexusd.query import compact
     from nexusd.query.snapshot import Snapshot
     from nexusd.resolve.base import RepoIndex
     from nexusd.sync.indexer import MAX_FILE_BYTES, intern_facts
@@ -357,20 +358,42 @@ def symbols_row(name: str, root: Path) -> dict[str, Any]:
     snap = Snapshot("r-symbols")
     snap.build([(p, (facts[p], res[p])) for p in sorted(facts)], 1)
     build_s = time.perf_counter() - t0
+    mark("snapshot (dict form)")
+    t0 = time.perf_counter()
+    snap.to_compact()  # what the daemon keeps: the arrays (query/compact.py)
+    freeze_s = time.perf_counter() - t0
     mark("snapshot")
     symbols = len(snap.by_id)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        assert snap.frozen is not None
+        stamp = compact.stamp_of("r-symbols", 1, None)
+        t0 = time.perf_counter()
+        size = compact.save(snap.frozen, Path(tmp) / "s.snap", stamp)
+        save_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        again = Snapshot("r-symbols")
+        again.adopt(compact.load_file(Path(tmp) / "s.snap", stamp), 1)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hits = sum(1 for _ in again.live(again.name_lower.get("main", ())))
+        first_lookup_ms = (time.perf_counter() - t0) * 1000
+        del again
+    file_row = {"bytes": size, "bytes_per_symbol": round(size / symbols) if symbols else None,
+                "save_s": round(save_s, 3), "load_s": round(load_s, 3),
+                "first_lookup_ms": round(first_lookup_ms, 2), "lookup_hits": hits}  # fmt: skip
     parts = {
         "facts": marks["facts"],
         "symbol table": marks["index"] - marks["facts"],
         "resolutions": marks["memo released"] - marks["index"],
         "resolver memo (released after each batch)": marks["resolutions+memo"] - marks["memo released"],
         "snapshot": marks["snapshot"] - marks["memo released"],
+        "snapshot before compaction (dict form, not kept)": marks["snapshot (dict form)"] - marks["memo released"],
     }
     kept = marks["snapshot"]
     out = {"corpus": name, "files": len(facts), "symbols": symbols, "resolve_s": round(resolve_s, 2),
-           "snapshot_build_s": round(build_s, 2),
+           "snapshot_build_s": round(build_s, 2), "snapshot_compact_s": round(freeze_s, 2), "snapshot_file": file_row,
            "mb": {k: round(v / 2**20, 1) for k, v in parts.items()},
            "bytes_per_symbol": {k: round(v / symbols) for k, v in parts.items()} if symbols else {},
            "kept_mb": round(kept / 2**20, 1), "kept_bytes_per_symbol": round(kept / symbols) if symbols else None,

@@ -59,7 +59,7 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
         repos=repos,
         live=live,
         hooks=HookSpool(dirs.hook_spool, repos, live, writer, history.read_new_commits),
-        snapshots=(snapshots := Snapshots()),
+        snapshots=(snapshots := Snapshots(dirs.data / "snapshots", float(config.get("NEXUS_SNAPSHOT_SAVE_S")))),
         memory=MemoryService(dirs.journal, writer.submit_internal, store.connect, ensure_ready=store.open),
         history=history,
         counts=StatusCounts(),
@@ -126,6 +126,7 @@ def stop(parts: Parts) -> None:
     parts.memory.stop()
     parts.hooks.stop()
     parts.live.stop()
+    parts.snapshots.flush()  # a query snapshot changed since its last save: saved, so a restart answers at once
 
 
 def _load_repos(parts: Parts, conn: Conn) -> None:

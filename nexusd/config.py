@@ -59,6 +59,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_MAX_FILES", int, 200_000, "A first index of a tree with more files than this is refused (0: no cap).", "daemon"),
     Setting("NEXUS_MIN_FREE_MB", int, 64, "Writes are refused (`no_space`) while the data disk has less free space than this, in MB.", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
+    Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again and saved beside the graph (0: never saved; a restart then reads the graph).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),
     Setting("NEXUS_SPOOL_INTERVAL", float, 30.0, "Seconds between ingests of the shell and git-hook spools.", "daemon"),
     Setting("NEXUS_HISTORY_COMMITS", int, 100_000, "Commits whose messages the first `history sync` reads (default: the whole history).", "daemon"),

@@ -21,6 +21,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
+from .compact import Names, Over
 from .snapshot import Snapshot, Snapshots
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class Layer(MutableMapping[Any, Any]):
 
     __slots__ = ("base", "top", "gone", "writing")
 
-    def __init__(self, base: dict[Any, Any]) -> None:
+    def __init__(self, base: dict[Any, Any] | Over) -> None:
         self.base = base
         self.top: dict[Any, Any] = {}
         self.gone: set[Any] = set()
@@ -124,8 +125,10 @@ def fork(base: Snapshot) -> Snapshot:
     for name, value in vars(base).items():
         if name == "slots":
             value = Slots(value)
-        elif isinstance(value, dict):
+        elif isinstance(value, (dict, Over)):  # (Over: a compacted baseline's table)
             value = Layer(value)
+        elif isinstance(value, Names):
+            value = value.copy()  # a compacted baseline's sorted_names
         elif isinstance(value, list):
             value = list(value)  # sorted_names: the overlay inserts its new names
         setattr(view, name, value)

@@ -32,11 +32,13 @@ from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..batch import CommittedBatch, FileData, edge_rows
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
+from . import compact
 
 if TYPE_CHECKING:
     from ..repos import Repo
@@ -187,6 +189,9 @@ class Snapshot:
         self.unresolved_by_tail: dict[str, array[int]] = {}
         self.imports_out: dict[str, list[Import]] = {}  # file path -> what it imports
         self.imports_in: dict[str, list[Import]] = {}  # file path -> who imports it
+        self.frozen: compact.Frozen | None = None  # the arrays under the tables above, once compacted
+        self.dirty = False  # batches were applied on top of `frozen`
+        self.stamp: dict[str, Any] | None = None  # what a file saved from this state is valid for (`compact`)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -222,11 +227,46 @@ class Snapshot:
         return (kind_rank(sym.kind), self.is_test(sym.path), len(sym.path), sym.key)
 
     def counts(self) -> dict[str, int]:
-        return {
-            "symbols": len(self.by_id),
-            "files": len(self.files),
-            "calls": sum(len(v) for v in self.calls_out.values()),
-        }
+        calls = self.calls_out
+        if isinstance(calls, compact.Over) and isinstance(calls.base, compact.FrozenMap):
+            base = calls.base
+            n = len(base.t.cols["other"])  # every frozen edge, less those of the keys changed since, plus theirs
+            n -= sum(len(base[k]) for k in set(calls.top) | calls.gone if k in base)
+            n += sum(len(v) for v in calls.top.values())
+        else:
+            n = sum(len(v) for v in calls.values())
+        return {"symbols": len(self.by_id), "files": len(self.files), "calls": n}
+
+    # -- the compact form -----------------------------------------------------------------------------
+
+    def to_compact(self) -> compact.Frozen:
+        """Replace this snapshot's tables by their frozen arrays (`compact.freeze`; the same answers); the caller
+        holds the write lock, or the snapshot is not visible yet."""
+        fz = compact.freeze(self)
+        self.adopt(fz, self.version)
+        return fz
+
+    def adopt(self, fz: compact.Frozen, version: int) -> None:
+        """Take `fz` (frozen from this repository's snapshot at `version`) as the whole state."""
+        self.frozen = fz
+        for name, base in compact.maps(fz).items():
+            setattr(self, name, compact.Over(base))
+        self.slots = compact.SlotList(fz)  # type: ignore[assignment]
+        self.sorted_names = compact.Names(fz.strings, array("i", fz.names))  # type: ignore[assignment]
+        self.version = version
+        self.dirty = False
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """While a batch is applied: the frozen tables' overlays copy what is changed in place (see `Over`)."""
+        overs = [v for v in vars(self).values() if isinstance(v, compact.Over)]
+        for v in overs:
+            v.writing = True
+        try:
+            yield
+        finally:
+            for v in overs:
+                v.writing = False
 
     # -- loading ------------------------------------------------------------------------------------
     #
@@ -258,14 +298,22 @@ class Snapshot:
 
     def apply(self, conn: Conn, version: int, paths: set[str]) -> None:
         """Forget everything in `paths` and read those files again (caller holds the write lock)."""
-        self._drop_paths(paths)
-        self._read(conn, sorted(paths))
+        with self._writing():
+            self._drop_paths(paths)
+            self._read(conn, sorted(paths))
         self.version = version
+        self.dirty = True
 
     def apply_files(self, version: int, files: dict[str, FileData | None]) -> None:
         """Forget everything in `files` and add them again from the engine's facts and resolutions (None: the
         file was deleted). Edges that files outside the batch had into these files' symbols (and imports into
         these files) survive where their target does, as they do in the graph (caller holds the write lock)."""
+        with self._writing():
+            self._apply_files(files)
+        self.version = version
+        self.dirty = True
+
+    def _apply_files(self, files: dict[str, FileData | None]) -> None:
         batch = set(files)
         rels = ((self.calls_out, self.calls_in), (self.inherits_out, self.inherits_in))
         kept: list[list[tuple[str, str, float, str, int]]] = [[] for _ in rels]
@@ -285,7 +333,6 @@ class Snapshot:
         for (out, inn), rows in zip(rels, kept, strict=True):
             self._add_edges(out, inn, rows)  # (a target that left drops its edges here)
         self._add_imports([r for r in kept_imports if r[0] in self.files and r[1] in self.files], dedupe=False)
-        self.version = version
 
     def _drop_paths(self, paths: Iterable[str]) -> None:
         for path in paths:
@@ -302,7 +349,8 @@ class Snapshot:
         if sym is None:
             return
         self.slots[sym.slot] = None
-        if self.by_key.get(sym.key) is sym:
+        held = self.by_key.get(sym.key)
+        if held is not None and held.id == sid:  # (frozen symbols are made on each read: compare ids)
             del self.by_key[sym.key]
         self.children.pop(sid, None)
         if sym.parent and sym.parent in self.children:
@@ -629,7 +677,7 @@ class _Build:
 
     snap: Snapshot
     done: threading.Event
-    pending: list[tuple[int, dict[str, FileData | None]]]
+    pending: list[tuple[int, dict[str, FileData | None], dict[str, Any]]]
 
 
 class Snapshots:
@@ -644,7 +692,11 @@ class Snapshots:
 
     WAIT_S = 300.0  # a reader waits this long for a background build before loading from the graph itself
 
-    def __init__(self) -> None:
+    def __init__(self, directory: Path | None = None, save_delay_s: float = 30.0) -> None:
+        self.directory = directory  # where each repository's compact snapshot is saved (None: nowhere)
+        self.save_delay_s = save_delay_s
+        self._timers: dict[str, threading.Timer] = {}
+        self.saves: dict[str, dict[str, Any]] = {}  # repo id -> the last save (version, bytes, seconds)
         self._lock = threading.Lock()
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
@@ -670,14 +722,97 @@ class Snapshots:
                 if repo.id in self._stale:
                     self._stale.discard(repo.id)
                     t0 = time.perf_counter()
-                    snap.load(conn, repo.graph_version)
-                    self._loaded(repo, snap, "graph", t0)
+                    stamp = compact.stamp_of(repo.id, repo.graph_version, repo.indexed_at)
+                    fz = self._read_file(repo, stamp)
+                    if fz is not None:
+                        snap.adopt(fz, repo.graph_version)
+                        snap.stamp = stamp
+                        self._loaded(repo, snap, "file", t0)
+                    else:
+                        snap.load(conn, repo.graph_version)
+                        snap.to_compact()
+                        snap.stamp = stamp
+                        self._loaded(repo, snap, "graph", t0)
+                        self._save_soon(repo.id, snap, 0.0)
         return snap
+
+    # -- the saved snapshots -------------------------------------------------------------------------
+
+    def _file(self, repo_id: str) -> Path | None:
+        if self.directory is None:
+            return None
+        return self.directory / (re.sub(r"[^A-Za-z0-9_.-]", "_", repo_id) + ".snap")
+
+    def _read_file(self, repo: Repo, stamp: dict[str, Any]) -> compact.Frozen | None:
+        path = self._file(repo.id)
+        if path is None or not path.exists():
+            return None
+        try:
+            return compact.load_file(path, stamp)
+        except compact.BadFile as e:  # damaged, of another format or for another graph version: read the graph
+            log.info("saved query snapshot of %s not used (%s); reading the graph", repo.root, e)
+            return None
+        except Exception:
+            log.exception("saved query snapshot of %s unreadable; reading the graph", repo.root)
+            return None
+
+    def _save_soon(self, repo_id: str, snap: Snapshot, delay: float) -> None:
+        """Save `snap` after `delay` seconds without a new batch (compacting it again first when batches were
+        applied on top of its arrays); a batch in between restarts the wait."""
+        if self.directory is None or self.save_delay_s <= 0:
+            return
+        timer = threading.Timer(delay, self._save, args=(repo_id, snap))
+        timer.daemon = True
+        with self._lock:
+            old = self._timers.pop(repo_id, None)
+            self._timers[repo_id] = timer
+        if old is not None:
+            old.cancel()
+        timer.start()
+
+    def _save(self, repo_id: str, snap: Snapshot) -> None:
+        with self._lock:
+            if self._snaps.get(repo_id) is not snap or repo_id in self._stale:
+                return  # dropped, replaced or stale since
+            self._timers.pop(repo_id, None)
+        path = self._file(repo_id)
+        assert path is not None
+        try:
+            t0 = time.perf_counter()
+            with snap.lock.read():
+                version, stamp, fz = snap.version, snap.stamp, snap.frozen
+                if fz is None or snap.dirty:
+                    with _gc_paused():
+                        fz = compact.freeze(snap)
+            t1 = time.perf_counter()
+            if snap.dirty and fz is not snap.frozen:
+                with snap.lock.write():  # the same state as arrays: its overlays go (memory back)
+                    if snap.version == version and repo_id not in self._stale:
+                        snap.adopt(fz, version)
+                        snap.stamp = stamp
+                _trim_heap()
+            if stamp is None or stamp.get("version") != version:
+                return
+            size = compact.save(fz, path, stamp)
+            self.saves[repo_id] = {"version": version, "bytes": size, "freezeSeconds": round(t1 - t0, 3),
+                                   "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
+            log.info("query snapshot of %s saved: %s", repo_id, self.saves[repo_id])
+        except Exception:
+            log.exception("query snapshot of %s could not be saved", repo_id)
+
+    def flush(self) -> None:
+        """Save now every snapshot whose save is pending (the daemon stopping)."""
+        with self._lock:
+            timers, self._timers = self._timers, {}
+        for timer in timers.values():
+            timer.cancel()
+            self._save(*timer.args)  # type: ignore[attr-defined]
 
     def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
         """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
         background thread; called on the writer right after the batch that wrote them committed."""
         build = _Build(Snapshot(repo.id), threading.Event(), [])
+        build.snap.stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
         with self._lock:
             old = self._builds.get(repo.id)
             self._builds[repo.id] = build
@@ -692,7 +827,11 @@ class Snapshots:
     def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
         t0 = time.perf_counter()
         try:
-            build.snap.build(files, version)
+            stamp = build.snap.stamp
+            build.snap.build(files, version)  # (resets the snapshot)
+            build.snap.stamp = stamp
+            with _gc_paused():
+                build.snap.to_compact()
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
@@ -703,9 +842,11 @@ class Snapshots:
                         del self._builds[repo.id]
                         break
                     todo, build.pending = build.pending, []
-                for v, batch in todo:  # the snapshot is not visible yet: no lock needed
+                for v, batch, stamp in todo:  # the snapshot is not visible yet: no lock needed
                     build.snap.apply_files(v, batch)
+                    build.snap.stamp = stamp
             self._loaded(repo, build.snap, "engine", t0)
+            self._save_soon(repo.id, build.snap, 0.0)
         except Exception:
             log.exception("query snapshot build of %s failed; loading from the graph on next use", repo.root)
             with self._lock:
@@ -731,11 +872,12 @@ class Snapshots:
         """Follow one committed batch: from the engine's `files` when given (no Kuzu reads), else by reading
         the `changed` files from the graph; `reload` drops the snapshot instead (loaded again on next use)."""
         version = repo.graph_version
+        stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
         with self._lock:
             build = self._builds.get(repo.id)
             if build is not None:
                 if files is not None and not reload:
-                    build.pending.append((version, files))
+                    build.pending.append((version, files, stamp))
                 else:  # the build cannot follow this batch: abandon it, the next reader loads from the graph
                     del self._builds[repo.id]
                     build.done.set()
@@ -754,9 +896,12 @@ class Snapshots:
                     snap.apply_files(version, files)
                 else:
                     snap.apply(conn, version, changed)
+                snap.stamp = stamp
             except Exception:
                 log.exception("query snapshot delta failed; reloading on next use")
                 self._stale.add(repo.id)
+                return
+        self._save_soon(repo.id, snap, self.save_delay_s)
 
     def apply_batch(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
         """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
@@ -772,9 +917,16 @@ class Snapshots:
         self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
     def drop(self, repo_id: str) -> None:
+        """Forget the repository's snapshot, and its saved file."""
         with self._lock:
             self._snaps.pop(repo_id, None)
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
+            timer = self._timers.pop(repo_id, None)
         if build is not None:
             build.done.set()
+        if timer is not None:
+            timer.cancel()
+        path = self._file(repo_id)
+        if path is not None:
+            path.unlink(missing_ok=True)

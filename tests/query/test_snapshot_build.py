@@ -148,6 +148,7 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
             root = str(h.root)
             name = "repo"
             graph_version = h.version
+            indexed_at = None
 
         repo: Any = R()
         snaps = Snapshots()

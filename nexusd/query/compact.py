@@ -1,0 +1,602 @@
+"""The query snapshot's resident form: one string table and flat arrays, instead of a Python object per symbol,
+edge and index entry; and the file it is saved to, so that a restarted daemon answers without reading the graph.
+
+`freeze(snap)` turns a snapshot's tables (dicts of Python objects, as `Snapshot.build`/`load` make them) into a
+`Frozen`: every distinct string once in one UTF-8 blob (`Strings`, with an open-addressing hash table from a
+string to its number), the symbols as columns indexed by slot, and every other table as a `Table` — its keys as
+string numbers (in the dict's order, plus a sorted copy for lookups by bisection) and its values as CSR ranges
+into parallel arrays. `FrozenMap` reads a table as a read-only mapping that makes the same values the dicts held
+(`Sym`, lists of `Edge`/`Import`/ids, arrays of slots) when a key is read; `Over` puts a mutable dict over one,
+so the snapshot's deltas (`Snapshot.apply_files`) go on writing as they did. ARCHITECTURE.md ("Memory of the code
+graph") has the figures.
+
+The file (`save`/`load_file`): a magic line, a JSON header (format number, byte order, the stamp it was made for,
+each array's type code, length and offset, a CRC-32 of the payload) and the raw arrays. Loading parses JSON and
+copies bytes into arrays, nothing else: no pickle, nothing in the file can run. Anything unexpected (magic,
+format, byte order, item sizes, stamp, lengths, CRC) raises `BadFile` and the caller reads the graph instead.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot, Sym
+
+MAGIC = b"NEXUS-SNAPSHOT\n"
+FORMAT = 1  # bump when the arrays or their meaning change: an older file is then ignored
+ENC = "surrogatepass"  # every str round-trips (paths may carry surrogate escapes)
+
+# name -> (value columns, single-valued): the snapshot's tables in the order `freeze` writes them
+TABLES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "by_id": (("slot",), True),
+    "by_key": (("slot",), True),
+    "files": (("fid", "role"), True),
+    "by_file": (("id",), False),
+    "children": (("id",), False),
+    "calls_out": (("other", "conf", "how", "line"), False),
+    "calls_in": (("other", "conf", "how", "line"), False),
+    "inherits_out": (("other", "conf", "how", "line"), False),
+    "inherits_in": (("other", "conf", "how", "line"), False),
+    "imports_out": (("other", "spec", "line", "how", "conf"), False),
+    "imports_in": (("other", "spec", "line", "how", "conf"), False),
+    "name_exact": (("slot",), False),
+    "name_lower": (("slot",), False),
+    "qname_lower": (("slot",), False),
+    "name_tokens": (("slot",), False),
+    "text_tokens": (("slot",), False),
+    "unresolved_by_tail": (("pair",), False),
+}
+_FLOAT_COLS = {"conf"}
+_STR_COLS = {"fid", "role", "id", "other", "how", "spec"}
+# the symbol columns, by slot: string numbers, then plain integers
+SYM_STR = ("id", "key", "name", "qname", "kind", "path", "signature", "unresolved_text")
+SYM_INT = ("start", "end", "unresolved_count", "exported", "parent")
+
+
+class BadFile(ValueError):
+    """A snapshot file that is damaged, of another format, or made for another graph version."""
+
+
+class Strings:
+    """Every distinct string once: `blob[off[i]:off[i+1]]` is string i in UTF-8; `find` is its number."""
+
+    __slots__ = ("blob", "off", "table")
+
+    def __init__(self, blob: bytes, off: array[int], table: array[int]) -> None:
+        self.blob, self.off, self.table = blob, off, table
+
+    def __getitem__(self, i: int) -> str:
+        off = self.off
+        return self.blob[off[i] : off[i + 1]].decode("utf-8", ENC)
+
+    def __len__(self) -> int:
+        return len(self.off) - 1
+
+    def find(self, s: str) -> int:
+        """The number of `s`, or -1 when the table does not hold it."""
+        try:
+            b = s.encode("utf-8", ENC)
+        except (AttributeError, UnicodeEncodeError):
+            return -1
+        table, blob, off = self.table, self.blob, self.off
+        mask = len(table) - 1
+        i = zlib.crc32(b) & mask
+        n = len(b)
+        while True:
+            k = table[i]
+            if k < 0:
+                return -1
+            a = off[k]
+            if off[k + 1] - a == n and blob[a : a + n] == b:
+                return k
+            i = (i + 1) & mask
+
+    @staticmethod
+    def build(strings: list[str]) -> Strings:
+        encoded = [s.encode("utf-8", ENC) for s in strings]
+        off = array("q", [0])
+        pos = 0
+        for b in encoded:
+            pos += len(b)
+            off.append(pos)
+        size = 8
+        while size < 2 * len(encoded):
+            size *= 2
+        table = array("i", [-1]) * size
+        mask = size - 1
+        for k, b in enumerate(encoded):
+            i = zlib.crc32(b) & mask
+            while table[i] >= 0:
+                i = (i + 1) & mask
+            table[i] = k
+        return Strings(b"".join(encoded), off, table)
+
+
+class Table:
+    """A dict frozen: `keys` (string numbers, in the dict's order), `skeys`/`srows` (the keys sorted, and the row
+    of each), `off` (row r's values are `cols[c][off[r]:off[r+1]]`; None when single-valued: `cols[c][r]`)."""
+
+    __slots__ = ("keys", "skeys", "srows", "off", "cols")
+
+    def __init__(self, keys: array[int], skeys: array[int], srows: array[int], off: array[int] | None,
+                 cols: dict[str, array[Any]]) -> None:  # fmt: skip
+        self.keys, self.skeys, self.srows, self.off, self.cols = keys, skeys, srows, off, cols
+
+    def row(self, k: int) -> int:
+        if k < 0:
+            return -1
+        skeys = self.skeys
+        i = bisect.bisect_left(skeys, k)
+        return self.srows[i] if i < len(skeys) and skeys[i] == k else -1
+
+
+class Frozen:
+    """One snapshot's tables as arrays (see the module docstring)."""
+
+    def __init__(self, strings: Strings, syms: dict[str, array[int]], tables: dict[str, Table],
+                 names: array[int]) -> None:  # fmt: skip
+        self.strings = strings
+        self.syms = syms
+        self.tables = tables
+        self.names = names  # distinct lower(name) as string numbers, sorted by the strings
+
+    @property
+    def size(self) -> int:
+        return len(self.syms["id"])
+
+    def sym(self, slot: int) -> Sym:
+        from .snapshot import Sym
+
+        S, c = self.strings, self.syms
+        parent = c["parent"][slot]
+        return Sym(
+            slot, S[c["id"][slot]], S[c["key"][slot]], S[c["name"][slot]], S[c["qname"][slot]], S[c["kind"][slot]],
+            S[c["path"][slot]], c["start"][slot], c["end"][slot], S[c["signature"][slot]], bool(c["exported"][slot]),
+            c["unresolved_count"][slot], S[c["unresolved_text"][slot]], S[parent] if parent >= 0 else None,
+        )  # fmt: skip
+
+    def nbytes(self) -> int:
+        """The bytes its arrays and blob hold."""
+        n = len(self.strings.blob) + _nb(self.strings.off) + _nb(self.strings.table) + _nb(self.names)
+        n += sum(_nb(a) for a in self.syms.values())
+        for t in self.tables.values():
+            n += _nb(t.keys) + _nb(t.skeys) + _nb(t.srows) + (_nb(t.off) if t.off is not None else 0)
+            n += sum(_nb(a) for a in t.cols.values())
+        return n
+
+    def arrays(self) -> Iterator[tuple[str, array[Any]]]:
+        yield "s.off", self.strings.off
+        yield "s.table", self.strings.table
+        yield "names", self.names
+        for name in SYM_STR + SYM_INT:
+            yield f"sym.{name}", self.syms[name]
+        for tname, (cols, single) in TABLES.items():
+            t = self.tables[tname]
+            yield f"{tname}.keys", t.keys
+            yield f"{tname}.skeys", t.skeys
+            yield f"{tname}.srows", t.srows
+            if not single:
+                assert t.off is not None
+                yield f"{tname}.off", t.off
+            for c in cols:
+                yield f"{tname}.{c}", t.cols[c]
+
+
+def _nb(a: array[Any]) -> int:
+    return len(a) * a.itemsize
+
+
+# -- reading a frozen table as the dict it was ------------------------------------------------------------------
+
+
+class FrozenMap(Mapping[Any, Any]):
+    """A `Table` read as a read-only mapping: each read makes the value the dict held."""
+
+    __slots__ = ("fz", "t", "make")
+
+    def __init__(self, fz: Frozen, t: Table, make: Callable[[int], Any]) -> None:
+        self.fz, self.t, self.make = fz, t, make
+
+    def __getitem__(self, key: Any) -> Any:
+        r = self.t.row(self.fz.strings.find(key)) if isinstance(key, str) else -1
+        if r < 0:
+            raise KeyError(key)
+        return self.make(r)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        r = self.t.row(self.fz.strings.find(key)) if isinstance(key, str) else -1
+        return default if r < 0 else self.make(r)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.t.row(self.fz.strings.find(key)) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        S = self.fz.strings
+        for k in self.t.keys:
+            yield S[k]
+
+    def __len__(self) -> int:
+        return len(self.t.keys)
+
+
+def maps(fz: Frozen) -> dict[str, FrozenMap]:
+    """Every table of `fz` as the mapping the snapshot reads."""
+    out: dict[str, FrozenMap] = {}
+    for name, (_cols, single) in TABLES.items():
+        t = fz.tables[name]
+        assert single == (t.off is None)
+        out[name] = FrozenMap(fz, t, _maker(fz, name, t))
+    return out
+
+
+def _maker(fz: Frozen, name: str, t: Table) -> Callable[[int], Any]:
+    """What makes the value of row r of table `name`."""
+    from .snapshot import Edge, Import
+
+    S, c = fz.strings, t.cols
+    if t.off is None:
+        if name == "files":
+            fid, role = c["fid"], c["role"]
+            return lambda r: (S[fid[r]], S[role[r]])
+        slot = c["slot"]  # by_id, by_key
+        return lambda r: fz.sym(slot[r])
+    off = t.off
+    if name in ("by_file", "children"):
+        ids = c["id"]
+        return lambda r: [S[k] for k in ids[off[r] : off[r + 1]]]
+    if name.startswith(("calls_", "inherits_")):
+        o, f, h, ln = c["other"], c["conf"], c["how"], c["line"]
+        return lambda r: [Edge(S[o[i]], f[i], S[h[i]], ln[i]) for i in range(off[r], off[r + 1])]
+    if name.startswith("imports_"):
+        o, sp, ln, h, f = c["other"], c["spec"], c["line"], c["how"], c["conf"]
+        return lambda r: [Import(S[o[i]], S[sp[i]], ln[i], S[h[i]], f[i]) for i in range(off[r], off[r + 1])]
+    col = c["pair" if name == "unresolved_by_tail" else "slot"]  # slot postings: the array slice itself
+    return lambda r: col[off[r] : off[r + 1]]
+
+
+class Over(MutableMapping[Any, Any]):
+    """A dict over a read-only base mapping: `top` holds what was set since, `gone` the base keys removed. While
+    `writing` (the snapshot applying a batch, under its write lock), a list or array read from the base is copied
+    into `top` first, so the caller may change it in place; readers never write."""
+
+    __slots__ = ("base", "top", "gone", "writing")
+
+    def __init__(self, base: Mapping[Any, Any]) -> None:
+        self.base = base
+        self.top: dict[Any, Any] = {}
+        self.gone: set[Any] = set()
+        self.writing = False
+
+    def __getitem__(self, key: Any) -> Any:
+        top = self.top
+        if key in top:
+            return top[key]
+        if key in self.gone:
+            raise KeyError(key)
+        value = self.base[key]
+        if self.writing and isinstance(value, (list, array)):
+            top[key] = value
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or (key not in self.gone and key in self.base)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.top[key] = value
+        self.gone.discard(key)
+
+    def __delitem__(self, key: Any) -> None:
+        if key in self.top:
+            del self.top[key]
+            if key in self.base:
+                self.gone.add(key)
+        elif key not in self.gone and key in self.base:
+            self.gone.add(key)
+        else:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        top, gone = self.top, self.gone
+        yield from top
+        for key in self.base:
+            if key not in top and key not in gone:
+                yield key
+
+    def __len__(self) -> int:
+        base = self.base
+        return len(base) - len(self.gone) + sum(1 for key in self.top if key not in base)
+
+
+class SlotList:
+    """The snapshot's slots over a frozen base: base slots (made on read, some freed since), then added ones."""
+
+    __slots__ = ("fz", "n", "extra", "dead")
+
+    def __init__(self, fz: Frozen) -> None:
+        self.fz = fz
+        self.n = fz.size
+        self.extra: list[Any] = []
+        self.dead: set[int] = set()
+
+    def __getitem__(self, slot: int) -> Any:
+        if slot < self.n:
+            return None if slot in self.dead else self.fz.sym(slot)
+        return self.extra[slot - self.n]
+
+    def __setitem__(self, slot: int, value: Any) -> None:
+        if slot >= self.n:
+            self.extra[slot - self.n] = value
+        elif value is None:
+            self.dead.add(slot)
+        else:  # the snapshot only ever frees a slot it did not add
+            raise ValueError("a frozen slot is never rewritten")
+
+    def append(self, value: Any) -> None:
+        self.extra.append(value)
+
+    def __len__(self) -> int:
+        return self.n + len(self.extra)
+
+    def __iter__(self) -> Iterator[Any]:
+        for slot in range(len(self)):
+            yield self[slot]
+
+
+class Names:
+    """The sorted distinct lower-cased names: the frozen ones (string numbers), with names added since kept as
+    strings (negative entries: `extra[-1 - entry]`). Reads like the sorted list of str it replaces (bisect)."""
+
+    __slots__ = ("strings", "ids", "extra")
+
+    def __init__(self, strings: Strings, ids: array[int], extra: list[str] | None = None) -> None:
+        self.strings, self.ids, self.extra = strings, ids, extra if extra is not None else []
+
+    def __getitem__(self, i: int) -> str:
+        k = self.ids[i]
+        return self.strings[k] if k >= 0 else self.extra[-1 - k]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(len(self.ids)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, Names)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def insert(self, pos: int, name: str) -> None:
+        self.extra.append(name)
+        self.ids.insert(pos, -len(self.extra))
+
+    def copy(self) -> Names:
+        return Names(self.strings, array("i", self.ids), list(self.extra))
+
+
+# -- freezing ---------------------------------------------------------------------------------------------------
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.strings: list[str] = []
+
+    def __call__(self, s: str) -> int:
+        k = self.ids.get(s)
+        if k is None:
+            k = self.ids[s] = len(self.strings)
+            self.strings.append(s)
+        return k
+
+
+def freeze(snap: Snapshot) -> Frozen:
+    """The arrays of `snap`'s current state (the caller keeps it from changing meanwhile). Live symbols keep
+    their order (slots are renumbered without the freed ones), so every answer ordered by slot stays the same."""
+    intern = _Interner()
+    renum: dict[int, int] = {}
+    cols: dict[str, array[int]] = {name: array("i") for name in SYM_STR + SYM_INT}
+    str_cols = [(cols[name], name) for name in SYM_STR]
+    for sym in snap.slots:
+        if sym is None:
+            continue
+        renum[sym.slot] = len(renum)
+        for col, name in str_cols:
+            col.append(intern(getattr(sym, name)))
+        cols["start"].append(sym.start)
+        cols["end"].append(sym.end)
+        cols["unresolved_count"].append(sym.unresolved_count)
+        cols["exported"].append(1 if sym.exported else 0)
+        cols["parent"].append(intern(sym.parent) if sym.parent is not None else -1)
+    tables: dict[str, Table] = {}
+    for name, (colnames, single) in TABLES.items():
+        src: Mapping[str, Any] = getattr(snap, name)
+        keys = array("i")
+        off = None if single else array("q", [0])
+        out: dict[str, array[Any]] = {c: array("d" if c in _FLOAT_COLS else "i") for c in colnames}
+        for key, value in src.items():
+            if single:
+                if name in ("by_id", "by_key"):
+                    slot = renum.get(value.slot)
+                    if slot is None:
+                        continue
+                    out["slot"].append(slot)
+                else:  # files: (file id, role)
+                    out["fid"].append(intern(value[0]))
+                    out["role"].append(intern(value[1]))
+            else:
+                assert off is not None
+                _append_values(name, value, out, intern, renum)
+                if len(out[colnames[0]]) == off[-1] and name not in ("by_file", "children"):
+                    continue  # nothing live under this key: the dict's empty entry is not kept
+                off.append(len(out[colnames[0]]))
+            keys.append(intern(key))
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        tables[name] = Table(keys, array("i", (keys[r] for r in order)), array("i", order), off, out)
+    names_sorted = sorted(snap.sorted_names)
+    names = array("i", (intern(n) for n in names_sorted))
+    return Frozen(Strings.build(intern.strings), cols, tables, names)
+
+
+def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _Interner, renum: dict[int, int]) -> None:
+    if name in ("by_file", "children"):
+        out["id"].extend(intern(x) for x in value)
+    elif name.startswith(("calls_", "inherits_")):
+        for e in value:
+            out["other"].append(intern(e.other))
+            out["conf"].append(e.confidence)
+            out["how"].append(intern(e.resolution))
+            out["line"].append(e.line)
+    elif name.startswith("imports_"):
+        for i in value:
+            out["other"].append(intern(i.other))
+            out["spec"].append(intern(i.specifier))
+            out["line"].append(i.line)
+            out["how"].append(intern(i.resolution))
+            out["conf"].append(i.confidence)
+    elif name == "unresolved_by_tail":
+        pairs = out["pair"]
+        for k in range(0, len(value), 2):
+            slot = renum.get(value[k])
+            if slot is not None:
+                pairs.append(slot)
+                pairs.append(value[k + 1])
+    else:
+        slots = out["slot"]
+        for s in value:
+            slot = renum.get(s)
+            if slot is not None:
+                slots.append(slot)
+
+
+# -- the file ---------------------------------------------------------------------------------------------------
+
+
+def save(fz: Frozen, path: Path, stamp: dict[str, Any]) -> int:
+    """Write `fz` to `path` (through a temporary file and a rename: a reader never sees half a file); the bytes
+    written."""
+    entries, chunks, pos = [], [], 0
+    blob = fz.strings.blob
+    for name, arr in [("s.blob", None), *fz.arrays()]:
+        data = blob if arr is None else arr.tobytes()
+        entries.append([name, "B" if arr is None else arr.typecode, 1 if arr is None else arr.itemsize,
+                        len(data) if arr is None else len(arr), pos])  # fmt: skip
+        chunks.append(data)
+        pad = -len(data) % 8
+        chunks.append(b"\0" * pad)
+        pos += len(data) + pad
+    payload = b"".join(chunks)
+    header = json.dumps({"format": FORMAT, "byteorder": sys.byteorder, "stamp": stamp, "arrays": entries,
+                         "size": len(payload), "crc32": zlib.crc32(payload)}).encode()  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(MAGIC)
+        f.write(len(header).to_bytes(4, "little"))
+        f.write(header)
+        f.write(payload)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return len(MAGIC) + 4 + len(header) + len(payload)
+
+
+def load_file(path: Path, stamp: dict[str, Any]) -> Frozen:
+    """The snapshot saved in `path` for exactly `stamp`; `BadFile` if it is missing, damaged, of another format,
+    or for another stamp (another graph version)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise BadFile(f"cannot read {path}: {e}") from e
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise BadFile("not a snapshot file")
+    n = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 4], "little")
+    start = len(MAGIC) + 4 + n
+    try:
+        header = json.loads(data[len(MAGIC) + 4 : start])
+    except (UnicodeDecodeError, ValueError) as e:
+        raise BadFile("unreadable header") from e
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise BadFile("another format")
+    if header.get("byteorder") != sys.byteorder:
+        raise BadFile("another byte order")
+    if header.get("stamp") != stamp:
+        raise BadFile("made for another graph version")
+    payload = memoryview(data)[start:]
+    if header.get("size") != len(payload) or header.get("crc32") != zlib.crc32(payload):
+        raise BadFile("damaged (size or checksum)")
+    got: dict[str, Any] = {}
+    try:
+        for name, code, itemsize, count, pos in header["arrays"]:
+            chunk = payload[pos : pos + count * itemsize]
+            if len(chunk) != count * itemsize:
+                raise BadFile(f"array {name} runs past the end")
+            if code == "B":
+                got[name] = bytes(chunk)
+                continue
+            arr = array(code)
+            if arr.itemsize != itemsize:
+                raise BadFile(f"array {name}: item size {itemsize}, here {arr.itemsize}")
+            arr.frombytes(chunk)
+            got[name] = arr
+        strings = Strings(got["s.blob"], got["s.off"], got["s.table"])
+        syms = {name: got[f"sym.{name}"] for name in SYM_STR + SYM_INT}
+        tables = {}
+        for tname, (cols, single) in TABLES.items():
+            tables[tname] = Table(got[f"{tname}.keys"], got[f"{tname}.skeys"], got[f"{tname}.srows"],
+                                  None if single else got[f"{tname}.off"], {c: got[f"{tname}.{c}"] for c in cols})  # fmt: skip
+        fz = Frozen(strings, syms, tables, got["names"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise BadFile(f"malformed: {e}") from e
+    _check(fz)
+    return fz
+
+
+def _check(fz: Frozen) -> None:
+    """Cheap bounds checks, so that a file that passed its checksum yet lies cannot index out of its arrays."""
+    nstr, n = len(fz.strings), fz.size
+    off = fz.strings.off
+    if not len(off) or off[0] != 0 or off[-1] != len(fz.strings.blob) or len(fz.strings.table) & (len(fz.strings.table) - 1):
+        raise BadFile("string table")
+    if any(len(a) != n for a in fz.syms.values()):
+        raise BadFile("symbol columns of different lengths")
+    for name in SYM_STR:
+        if n and (min(fz.syms[name]) < 0 or max(fz.syms[name]) >= nstr):
+            raise BadFile(f"symbol column {name}")
+    for tname, t in fz.tables.items():
+        rows = len(t.keys)
+        if len(t.skeys) != rows or len(t.srows) != rows or (t.off is not None and len(t.off) != rows + 1):
+            raise BadFile(f"table {tname}")
+        if rows and (min(t.keys) < 0 or max(t.keys) >= nstr or min(t.srows) < 0 or max(t.srows) >= rows):
+            raise BadFile(f"table {tname} keys")
+        width = rows if t.off is None else t.off[-1]
+        for cname, col in t.cols.items():
+            if len(col) != width:
+                raise BadFile(f"table {tname}.{cname}")
+            if width and cname in _STR_COLS and (min(col) < 0 or max(col) >= nstr):
+                raise BadFile(f"table {tname}.{cname} strings")
+
+
+def stamp_of(repo_id: str, version: int, indexed_at: float | None) -> dict[str, Any]:
+    """What a saved snapshot must match to be used: the repository, its graph version and when that version was
+    written (a graph deleted and built again starts its versions over)."""
+    return {"repo": repo_id, "version": version, "indexedAt": indexed_at}
+
+

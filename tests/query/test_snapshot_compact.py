@@ -1,0 +1,172 @@
+"""The compact snapshot (one string table and arrays, `query/compact.py`) answers exactly as the dict form does,
+through edits applied on top of it, and survives a save and a load; a damaged or stale file is never used.
+
+In-process (no daemon): a real store and sync engine (tests/query/test_snapshot_build.py's harness); after every
+batch the dict-form snapshot, the compact one followed by the same batches, and a compact one loaded back from
+its file are compared field by field with `dump`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexusd.query import compact
+from nexusd.query.snapshot import Snapshot, Snapshots
+from tests.query.conftest import FILES
+from tests.query.test_snapshot_build import REPO, Harness, dump
+
+EDITS: list[dict[str, str | None]] = [
+    {"pkg/util.py": FILES["pkg/util.py"].replace("def normalize(x)", "def normalise(x)")},
+    {"pkg/plugins.py": None, "pkg/extra.py": "from pkg.app import App\n\n\ndef boot():\n    App().go()\n",
+     "pkg/app.py": "# moved down a line\n" + FILES["pkg/app.py"]},
+    {"pkg/util.py": FILES["pkg/util.py"]},
+    {"pkg/cli.py": FILES["pkg/cli.py"] + "\n\ndef more():\n    return run(1)\n", "pkg/extra.py": None},
+]  # fmt: skip
+
+
+def _edit(h: Harness, edit: dict[str, str | None]) -> dict[str, Any]:
+    time.sleep(0.01)
+    for rel, text in edit.items():
+        path = h.root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+    report = h.sync()
+    changed = set(report.changed_paths) | set(report.deleted_paths) | set(report.affected_paths)
+    return h.files(sorted(changed - set(report.deleted_paths)), report.deleted_paths)
+
+
+def _frozen_copy(s: Snapshot) -> Snapshot:
+    out = Snapshot(s.repo_id)
+    out.adopt(compact.freeze(s), s.version)
+    return out
+
+
+def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        plain = Snapshot(REPO)
+        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        packed = _frozen_copy(plain)
+        assert packed.frozen is not None and not isinstance(packed.by_id, dict)
+        assert dump(packed) == dump(plain)
+        assert len(plain.by_id) > 10 and dump(packed)["calls_out"] and dump(packed)["unresolved_by_tail"]
+        assert packed.counts() == plain.counts()
+        for step, edit in enumerate(EDITS):
+            files = _edit(h, edit)
+            plain.apply_files(h.version, files)
+            packed.apply_files(h.version, files)
+            assert dump(packed) == dump(plain), step
+            assert packed.counts() == plain.counts(), step
+            assert dump(_frozen_copy(packed)) == dump(plain), step  # frozen again over its own overlay
+            stamp = compact.stamp_of(REPO, h.version, 1.5)
+            fz = compact.freeze(packed)
+            compact.save(fz, tmp_path / "s.snap", stamp)
+            loaded = Snapshot(REPO)
+            loaded.adopt(compact.load_file(tmp_path / "s.snap", stamp), h.version)
+            assert dump(loaded) == dump(plain), step
+        assert dump(plain) == dump(h.loaded())
+    finally:
+        h.close()
+
+
+def test_a_damaged_or_stale_snapshot_file_is_refused(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        plain = Snapshot(REPO)
+        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        path = tmp_path / "s.snap"
+        stamp = compact.stamp_of(REPO, h.version, 2.0)
+        size = compact.save(compact.freeze(plain), path, stamp)
+        assert path.stat().st_size == size
+        compact.load_file(path, stamp)  # as written: accepted
+        for other in (compact.stamp_of(REPO, h.version + 1, 2.0), compact.stamp_of(REPO, h.version, 3.0),
+                      compact.stamp_of("another", h.version, 2.0)):  # fmt: skip
+            with pytest.raises(compact.BadFile, match="another graph version"):
+                compact.load_file(path, other)
+        good = path.read_bytes()
+        for where in (len(good) - 3, len(good) // 2, len(compact.MAGIC) + 10):
+            bad = bytearray(good)
+            bad[where] ^= 0x5A
+            path.write_bytes(bytes(bad))
+            with pytest.raises(compact.BadFile):
+                compact.load_file(path, stamp)
+        path.write_bytes(good[: len(good) // 3])  # cut short
+        with pytest.raises(compact.BadFile):
+            compact.load_file(path, stamp)
+        path.write_bytes(b"")
+        with pytest.raises(compact.BadFile):
+            compact.load_file(path, stamp)
+        with pytest.raises(compact.BadFile):
+            compact.load_file(tmp_path / "missing.snap", stamp)
+    finally:
+        h.close()
+
+
+class _Repo:
+    def __init__(self, h: Harness) -> None:
+        self.id, self.root, self.name = REPO, str(h.root), "repo"
+        self.graph_version, self.indexed_at = h.version, 100.0
+
+
+def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale_or_damaged_one(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        first = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        snap = first.get(h.conn, repo)  # read from the graph, compacted, saved at once (in the background)
+        assert first.loads[REPO]["source"] == "graph" and snap.frozen is not None
+        deadline = time.monotonic() + 10
+        while REPO not in first.saves and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert first.saves[REPO]["version"] == h.version and len(list((tmp_path / "snaps").glob("*.snap"))) == 1
+
+        restarted = Snapshots(tmp_path / "snaps")
+        assert dump(restarted.get(h.conn, repo)) == dump(h.loaded())
+        assert restarted.loads[REPO]["source"] == "file"
+
+        # An edit the file never saw (the daemon stopped before saving): stale, so the graph is read.
+        files_changed = _edit(h, EDITS[0])
+        assert files_changed
+        repo.graph_version, repo.indexed_at = h.version, 101.0
+        stale = Snapshots(tmp_path / "snaps", save_delay_s=0)  # (saves nothing)
+        assert dump(stale.get(h.conn, repo)) == dump(h.loaded())
+        assert stale.loads[REPO]["source"] == "graph"
+
+        # A batch followed by a save: the file is current again, compacted over the batch.
+        live = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        live.get(h.conn, repo)
+        live_snap = live.get(h.conn, repo)
+        files_changed = _edit(h, EDITS[1])
+        repo.graph_version, repo.indexed_at = h.version, 102.0
+        live.on_batch(repo, set(files_changed), reload=False, conn=h.conn, files=files_changed)
+        assert live_snap.dirty
+        deadline = time.monotonic() + 10
+        while live.saves.get(REPO, {}).get("version") != h.version and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert live.saves[REPO]["version"] == h.version and not live_snap.dirty  # compacted again
+        assert dump(live_snap) == dump(h.loaded())
+        again = Snapshots(tmp_path / "snaps")
+        assert dump(again.get(h.conn, repo)) == dump(h.loaded())
+        assert again.loads[REPO]["source"] == "file"
+
+        # Damaged: refused by its checksum, the graph is read, the answers are the graph's.
+        (path,) = (tmp_path / "snaps").glob("*.snap")
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+        damaged = Snapshots(tmp_path / "snaps", save_delay_s=0)
+        assert dump(damaged.get(h.conn, repo)) == dump(h.loaded())
+        assert damaged.loads[REPO]["source"] == "graph"
+        damaged.drop(REPO)  # a repository forgotten takes its file with it
+        assert not path.exists()
+    finally:
+        h.close()
