@@ -256,6 +256,10 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             out["first_query_after_cold_s"] = round(first, 3)
             for q in QUERIES:
                 c.request("locate", {"repo": str(root), "query": q, "limit": 20}, timeout=600)
+            out["rss_right_after_queries"] = {"daemon": mem_mb(pid)}
+            # Steady state: the snapshot is compacted into arrays in the background after it is made
+            # (query/compact.py) and saved beside the graph; wait for the daemon to go quiet.
+            out["quiesce_after_queries_s"] = quiesce(pid)
             daemon = mem_mb(pid)
             out["rss_after_queries"] = {"daemon": daemon, "parsers": parsers(pid)}
             out["bytes_per_symbol"] = round((daemon["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None

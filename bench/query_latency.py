@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nexus_client import connect  # noqa: E402
 
 from bench.harness import BenchDaemon, percentiles, write_result  # noqa: E402
+from bench.memory_bench import quiesce  # noqa: E402
 
 
 def stdlib_copy(src: str, dst: Path) -> dict[str, Any]:
@@ -136,6 +137,11 @@ def main() -> None:
             c.request("locate", {"repo": repo, "query": "warm"}, timeout=600)
             snapshot_s = time.perf_counter() - t0
             rss_loaded = d.rss_mb()
+            # The snapshot is compacted into arrays in the background right after (query/compact.py): the
+            # latencies below are those of the resident form, so wait for it.
+            assert d.proc is not None
+            compact_wait_s = quiesce(d.proc.pid)
+            rss_compacted = d.rss_mb()
             reqs = requests(pick_targets(c, repo))
             out: dict[str, Any] = {}
             for name, variants in reqs.items():
@@ -172,6 +178,8 @@ def main() -> None:
         "first_query_after_cold_index_s": round(snapshot_s, 3),
         "daemon_rss_mb_after_index": round(rss_indexed, 1),
         "daemon_rss_mb_after_snapshot": round(rss_loaded, 1),
+        "daemon_rss_mb_after_compaction": round(rss_compacted, 1),
+        "compaction_wait_s": compact_wait_s,
         "after_restart": restart,
         "requests_per_op": opts.n,
         "token_estimate": "characters / 4 of the compact JSON answer",

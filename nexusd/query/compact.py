@@ -164,6 +164,10 @@ class Frozen:
             c["unresolved_count"][slot], S[c["unresolved_text"][slot]], S[parent] if parent >= 0 else None,
         )  # fmt: skip
 
+    def field(self, slot: int, name: str) -> str:
+        """One string column of one symbol (`SYM_STR`), without making the whole symbol."""
+        return self.strings[self.syms[name][slot]]
+
     def nbytes(self) -> int:
         """The bytes its arrays and blob hold."""
         n = len(self.strings.blob) + _nb(self.strings.off) + _nb(self.strings.table) + _nb(self.names)
@@ -577,9 +581,15 @@ def _check(fz: Frozen) -> None:
         raise BadFile("string table")
     if any(len(a) != n for a in fz.syms.values()):
         raise BadFile("symbol columns of different lengths")
+    if min(off, default=0) < 0 or max(off, default=0) > len(fz.strings.blob):
+        raise BadFile("string offsets")
     for name in SYM_STR:
         if n and (min(fz.syms[name]) < 0 or max(fz.syms[name]) >= nstr):
             raise BadFile(f"symbol column {name}")
+    if n and (min(fz.syms["parent"]) < -1 or max(fz.syms["parent"]) >= nstr):
+        raise BadFile("symbol column parent")
+    if len(fz.names) and (min(fz.names) < 0 or max(fz.names) >= nstr):
+        raise BadFile("names")
     for tname, t in fz.tables.items():
         rows = len(t.keys)
         if len(t.skeys) != rows or len(t.srows) != rows or (t.off is not None and len(t.off) != rows + 1):
@@ -587,11 +597,16 @@ def _check(fz: Frozen) -> None:
         if rows and (min(t.keys) < 0 or max(t.keys) >= nstr or min(t.srows) < 0 or max(t.srows) >= rows):
             raise BadFile(f"table {tname} keys")
         width = rows if t.off is None else t.off[-1]
+        if t.off is not None and (min(t.off) < 0 or max(t.off) > width):
+            raise BadFile(f"table {tname} offsets")
         for cname, col in t.cols.items():
             if len(col) != width:
                 raise BadFile(f"table {tname}.{cname}")
             if width and cname in _STR_COLS and (min(col) < 0 or max(col) >= nstr):
                 raise BadFile(f"table {tname}.{cname} strings")
+            slots = col if cname == "slot" else col[::2] if cname == "pair" else None
+            if slots is not None and len(slots) and (min(slots) < 0 or max(slots) >= n):
+                raise BadFile(f"table {tname}.{cname} slots")
 
 
 def stamp_of(repo_id: str, version: int, indexed_at: float | None) -> dict[str, Any]:

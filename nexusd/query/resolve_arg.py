@@ -116,9 +116,9 @@ def _dotted(snap: Snapshot, text: str) -> list[Sym]:
         if found:
             return found
     modules = []
-    for path, ids in snap.by_file.items():
+    for path in snap.by_file:  # (the paths only: a compacted snapshot makes a file's ids when they are read)
         if _module_matches(path, text):
-            modules += [s for s in (snap.by_id.get(i) for i in ids) if s is not None and s.kind == "module"]
+            modules += [s for s in (snap.by_id.get(i) for i in snap.by_file[path]) if s is not None and s.kind == "module"]
     return modules
 
 

@@ -15,6 +15,14 @@ from the graph when the batch does not carry them. The snapshot never sees the s
 Readers hold a shared lock for the whole of one answer; a delta holds it exclusively for a few milliseconds, so an
 answer never sees half a batch. Indexes hold integer slots and are filtered on read: a symbol that leaves frees its
 slot (set to None) and dead entries are skipped, so a delta never rewrites the big token lists.
+
+Resident form (`compact.py`): soon after it is built or read, a snapshot is compacted in the background into one
+string table and flat arrays (readers use the dict form meanwhile); its tables then read as mappings over those
+arrays (`Sym`, `Edge` and `Import` made on each read), and later batches go into a dict over each table
+(`compact.Over`) until the next compaction, 30 s after the last batch (`NEXUS_SNAPSHOT_SAVE_S`). Each compaction
+is also saved beside the graph (`<data>/snapshots/<repo id>.snap`), stamped with the graph version it holds; after
+a restart the first reader loads that file instead of reading the graph, if its stamp matches the repository's
+current graph version and its checksum holds (else the graph is read, as before).
 """
 
 from __future__ import annotations
@@ -206,14 +214,23 @@ class Snapshot:
         holder's sites in stored order."""
         pairs = self.unresolved_by_tail.get(tail, ())
         slots = self.slots
+        # A compacted snapshot's own slots: read the two fields from the arrays, not the whole symbol.
+        fz = self.frozen if isinstance(slots, compact.SlotList) and slots.fz is self.frozen else None
         for k in range(0, len(pairs), 2):
-            sym = slots[pairs[k]]
-            if sym is None:
-                continue
-            text, start = sym.unresolved_text, pairs[k + 1]
+            slot = pairs[k]
+            if fz is not None and slot < fz.size:
+                if slot in slots.dead:  # type: ignore[union-attr]
+                    continue
+                sid, text = fz.field(slot, "id"), fz.field(slot, "unresolved_text")
+            else:
+                sym = slots[slot]
+                if sym is None:
+                    continue
+                sid, text = sym.id, sym.unresolved_text
+            start = pairs[k + 1]
             end = text.find("\n", start)
             call, line, external = parse_unresolved(text[start:] if end < 0 else text[start:end])
-            yield Site(sym.id, call, line, external)
+            yield Site(sid, call, line, external)
 
     def role(self, path: str) -> str:
         entry = self.files.get(path)
@@ -729,8 +746,7 @@ class Snapshots:
                         snap.stamp = stamp
                         self._loaded(repo, snap, "file", t0)
                     else:
-                        snap.load(conn, repo.graph_version)
-                        snap.to_compact()
+                        snap.load(conn, repo.graph_version)  # (compacted and saved in the background)
                         snap.stamp = stamp
                         self._loaded(repo, snap, "graph", t0)
                         self._save_soon(repo.id, snap, 0.0)
@@ -757,10 +773,9 @@ class Snapshots:
             return None
 
     def _save_soon(self, repo_id: str, snap: Snapshot, delay: float) -> None:
-        """Save `snap` after `delay` seconds without a new batch (compacting it again first when batches were
-        applied on top of its arrays); a batch in between restarts the wait."""
-        if self.directory is None or self.save_delay_s <= 0:
-            return
+        """After `delay` seconds without a new batch: compact `snap` (again, when batches were applied on top of
+        its arrays, or for the first time after a build or a graph read, which readers use meanwhile) and save
+        it; a batch in between restarts the wait."""
         timer = threading.Timer(delay, self._save, args=(repo_id, snap))
         timer.daemon = True
         with self._lock:
@@ -774,9 +789,9 @@ class Snapshots:
         with self._lock:
             if self._snaps.get(repo_id) is not snap or repo_id in self._stale:
                 return  # dropped, replaced or stale since
-            self._timers.pop(repo_id, None)
+            if self._timers.get(repo_id) is threading.current_thread():  # (a Timer is its own thread)
+                del self._timers[repo_id]
         path = self._file(repo_id)
-        assert path is not None
         try:
             t0 = time.perf_counter()
             with snap.lock.read():
@@ -785,20 +800,23 @@ class Snapshots:
                     with _gc_paused():
                         fz = compact.freeze(snap)
             t1 = time.perf_counter()
-            if snap.dirty and fz is not snap.frozen:
-                with snap.lock.write():  # the same state as arrays: its overlays go (memory back)
+            if fz is not snap.frozen:
+                with snap.lock.write():  # the same state as arrays: the objects and overlays go
                     if snap.version == version and repo_id not in self._stale:
                         snap.adopt(fz, version)
                         snap.stamp = stamp
                 _trim_heap()
-            if stamp is None or stamp.get("version") != version:
+                info = self.loads.get(repo_id)
+                if info is not None and info.get("version") == version:
+                    info["compactSeconds"] = round(t1 - t0, 3)
+            if path is None or self.save_delay_s <= 0 or stamp is None or stamp.get("version") != version:
                 return
             size = compact.save(fz, path, stamp)
             self.saves[repo_id] = {"version": version, "bytes": size, "freezeSeconds": round(t1 - t0, 3),
                                    "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
             log.info("query snapshot of %s saved: %s", repo_id, self.saves[repo_id])
         except Exception:
-            log.exception("query snapshot of %s could not be saved", repo_id)
+            log.exception("query snapshot of %s could not be compacted or saved", repo_id)
 
     def flush(self) -> None:
         """Save now every snapshot whose save is pending (the daemon stopping)."""
@@ -830,8 +848,6 @@ class Snapshots:
             stamp = build.snap.stamp
             build.snap.build(files, version)  # (resets the snapshot)
             build.snap.stamp = stamp
-            with _gc_paused():
-                build.snap.to_compact()
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
@@ -901,7 +917,7 @@ class Snapshots:
                 log.exception("query snapshot delta failed; reloading on next use")
                 self._stale.add(repo.id)
                 return
-        self._save_soon(repo.id, snap, self.save_delay_s)
+        self._save_soon(repo.id, snap, self.save_delay_s if self.save_delay_s > 0 else 30.0)
 
     def apply_batch(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
         """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot

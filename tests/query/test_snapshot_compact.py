@@ -106,6 +106,16 @@ def test_a_damaged_or_stale_snapshot_file_is_refused(tmp_path: Path) -> None:
             compact.load_file(path, stamp)
         with pytest.raises(compact.BadFile):
             compact.load_file(tmp_path / "missing.snap", stamp)
+        # Well formed and checksummed, but lying: a string number and a slot out of range are refused too.
+        for column, table in (("name", None), (None, "name_exact")):
+            fz = compact.freeze(plain)
+            if column is not None:
+                fz.syms[column][0] = len(fz.strings) + 5
+            else:
+                fz.tables["name_exact"].cols["slot"][0] = fz.size
+            compact.save(fz, path, stamp)
+            with pytest.raises(compact.BadFile, match="slots" if table else "symbol column"):
+                compact.load_file(path, stamp)
     finally:
         h.close()
 
@@ -142,7 +152,7 @@ def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale
         assert stale.loads[REPO]["source"] == "graph"
 
         # A batch followed by a save: the file is current again, compacted over the batch.
-        live = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        live = Snapshots(tmp_path / "snaps", save_delay_s=0.5)
         live.get(h.conn, repo)
         live_snap = live.get(h.conn, repo)
         files_changed = _edit(h, EDITS[1])
