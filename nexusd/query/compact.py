@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 MAGIC = b"NEXUS-SNAPSHOT\n"
 FORMAT = 1  # bump when the arrays or their meaning change: an older file is then ignored
 ENC = "surrogatepass"  # every str round-trips (paths may carry surrogate escapes)
+OFF_CODE = "I" if array("I").itemsize == 4 else "L"  # string offsets: 4 bytes (a snapshot's strings stay under 4 GB)
 
 # name -> (value columns, single-valued): the snapshot's tables in the order `freeze` writes them
 TABLES: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -71,7 +72,7 @@ class Strings:
 
     __slots__ = ("blob", "off", "table")
 
-    def __init__(self, blob: bytes, off: array[int], table: array[int]) -> None:
+    def __init__(self, blob: bytes | bytearray, off: array[int], table: array[int]) -> None:
         self.blob, self.off, self.table = blob, off, table
 
     def __getitem__(self, i: int) -> str:
@@ -103,7 +104,7 @@ class Strings:
     @staticmethod
     def build(strings: list[str]) -> Strings:
         encoded = [s.encode("utf-8", ENC) for s in strings]
-        off = array("q", [0])
+        off = array(OFF_CODE, [0])
         pos = 0
         for b in encoded:
             pos += len(b)
@@ -429,6 +430,8 @@ def freeze(snap: Snapshot) -> Frozen:
         cols["exported"].append(1 if sym.exported else 0)
         cols["parent"].append(intern(sym.parent) if sym.parent is not None else -1)
     tables: dict[str, Table] = {}
+    identity = len(renum) == len(snap.slots) and all(old == new for old, new in renum.items())
+    posting_renum: dict[int, int] = _SAME if identity else renum
     for name, (colnames, single) in TABLES.items():
         src: Mapping[str, Any] = getattr(snap, name)
         keys = array("i")
@@ -446,7 +449,7 @@ def freeze(snap: Snapshot) -> Frozen:
                     out["role"].append(intern(value[1]))
             else:
                 assert off is not None
-                _append_values(name, value, out, intern, renum)
+                _append_values(name, value, out, intern, posting_renum)
                 if len(out[colnames[0]]) == off[-1] and name not in ("by_file", "children"):
                     continue  # nothing live under this key: the dict's empty entry is not kept
                 off.append(len(out[colnames[0]]))
@@ -456,6 +459,9 @@ def freeze(snap: Snapshot) -> Frozen:
     names_sorted = sorted(snap.sorted_names)
     names = array("i", (intern(n) for n in names_sorted))
     return Frozen(Strings.build(intern.strings), cols, tables, names)
+
+
+_SAME: dict[int, int] = {}  # (a marker: slots are not renumbered)
 
 
 def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _Interner, renum: dict[int, int]) -> None:
@@ -474,6 +480,8 @@ def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _I
             out["line"].append(i.line)
             out["how"].append(intern(i.resolution))
             out["conf"].append(i.confidence)
+    elif name == "unresolved_by_tail" and renum is _SAME:
+        out["pair"].extend(value)
     elif name == "unresolved_by_tail":
         pairs = out["pair"]
         for k in range(0, len(value), 2):
@@ -481,6 +489,8 @@ def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _I
             if slot is not None:
                 pairs.append(slot)
                 pairs.append(value[k + 1])
+    elif renum is _SAME:  # no freed slot: the postings as they are
+        out["slot"].extend(value)
     else:
         slots = out["slot"]
         for s in value:
@@ -523,18 +533,24 @@ def save(fz: Frozen, path: Path, stamp: dict[str, Any]) -> int:
 
 def load_file(path: Path, stamp: dict[str, Any]) -> Frozen:
     """The snapshot saved in `path` for exactly `stamp`; `BadFile` if it is missing, damaged, of another format,
-    or for another stamp (another graph version)."""
+    or for another stamp (another graph version). The header is read and checked first (a stale file costs one
+    small read); then each array is read straight into its `array`, the CRC computed on the way."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return _load(f, stamp)
     except OSError as e:
         raise BadFile(f"cannot read {path}: {e}") from e
-    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+
+
+def _load(f: Any, stamp: dict[str, Any]) -> Frozen:
+    head = f.read(len(MAGIC) + 4)
+    if len(head) != len(MAGIC) + 4 or not head.startswith(MAGIC):
         raise BadFile("not a snapshot file")
-    n = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 4], "little")
-    start = len(MAGIC) + 4 + n
+    n = int.from_bytes(head[len(MAGIC) :], "little")
+    if n > 1 << 26:
+        raise BadFile("unreadable header")
     try:
-        header = json.loads(data[len(MAGIC) + 4 : start])
+        header = json.loads(f.read(n))
     except (UnicodeDecodeError, ValueError) as e:
         raise BadFile("unreadable header") from e
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -543,23 +559,33 @@ def load_file(path: Path, stamp: dict[str, Any]) -> Frozen:
         raise BadFile("another byte order")
     if header.get("stamp") != stamp:
         raise BadFile("made for another graph version")
-    payload = memoryview(data)[start:]
-    if header.get("size") != len(payload) or header.get("crc32") != zlib.crc32(payload):
-        raise BadFile("damaged (size or checksum)")
     got: dict[str, Any] = {}
+    crc, pos = 0, 0
     try:
-        for name, code, itemsize, count, pos in header["arrays"]:
-            chunk = payload[pos : pos + count * itemsize]
-            if len(chunk) != count * itemsize:
-                raise BadFile(f"array {name} runs past the end")
+        for name, code, itemsize, count, at in header["arrays"]:
+            if at != pos or count < 0:
+                raise BadFile(f"array {name} out of place")
+            size = count * itemsize
             if code == "B":
-                got[name] = bytes(chunk)
-                continue
-            arr = array(code)
-            if arr.itemsize != itemsize:
-                raise BadFile(f"array {name}: item size {itemsize}, here {arr.itemsize}")
-            arr.frombytes(chunk)
-            got[name] = arr
+                buf: Any = bytearray(size)
+            else:
+                buf = array(code)
+                if buf.itemsize != itemsize:
+                    raise BadFile(f"array {name}: item size {itemsize}, here {buf.itemsize}")
+                buf = array(code, bytes(itemsize)) * count
+            view = memoryview(buf).cast("B")
+            if f.readinto(view) != size:
+                raise BadFile(f"array {name} runs past the end")
+            crc = zlib.crc32(view, crc)
+            pad = f.read(-size % 8)
+            if len(pad) != -size % 8:
+                raise BadFile(f"array {name} runs past the end")
+            crc = zlib.crc32(pad, crc)
+            view.release()
+            pos += size + len(pad)
+            got[name] = buf  # (the blob stays a bytearray: no second copy)
+        if f.read(1) or header.get("size") != pos or header.get("crc32") != crc:
+            raise BadFile("damaged (size or checksum)")
         strings = Strings(got["s.blob"], got["s.off"], got["s.table"])
         syms = {name: got[f"sym.{name}"] for name in SYM_STR + SYM_INT}
         tables = {}
@@ -567,46 +593,35 @@ def load_file(path: Path, stamp: dict[str, Any]) -> Frozen:
             tables[tname] = Table(got[f"{tname}.keys"], got[f"{tname}.skeys"], got[f"{tname}.srows"],
                                   None if single else got[f"{tname}.off"], {c: got[f"{tname}.{c}"] for c in cols})  # fmt: skip
         fz = Frozen(strings, syms, tables, got["names"])
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, MemoryError) as e:
         raise BadFile(f"malformed: {e}") from e
     _check(fz)
     return fz
 
 
 def _check(fz: Frozen) -> None:
-    """Cheap bounds checks, so that a file that passed its checksum yet lies cannot index out of its arrays."""
+    """The arrays fit together (lengths, the string table's ends). Element values are not scanned (a pass over
+    millions of entries would cost more than the whole load): every read is an index into a Python array, bounds
+    checked, so a file that passed its checksum and still lies gives wrong answers or errors, never a read
+    outside its arrays, and never runs anything."""
     nstr, n = len(fz.strings), fz.size
-    off = fz.strings.off
-    if not len(off) or off[0] != 0 or off[-1] != len(fz.strings.blob) or len(fz.strings.table) & (len(fz.strings.table) - 1):
+    off, table = fz.strings.off, fz.strings.table
+    if not len(off) or off[0] != 0 or off[-1] != len(fz.strings.blob) or not len(table) or len(table) & (len(table) - 1):
         raise BadFile("string table")
+    if len(table) < nstr:
+        raise BadFile("string hash table too small")
     if any(len(a) != n for a in fz.syms.values()):
         raise BadFile("symbol columns of different lengths")
-    if min(off, default=0) < 0 or max(off, default=0) > len(fz.strings.blob):
-        raise BadFile("string offsets")
-    for name in SYM_STR:
-        if n and (min(fz.syms[name]) < 0 or max(fz.syms[name]) >= nstr):
-            raise BadFile(f"symbol column {name}")
-    if n and (min(fz.syms["parent"]) < -1 or max(fz.syms["parent"]) >= nstr):
-        raise BadFile("symbol column parent")
-    if len(fz.names) and (min(fz.names) < 0 or max(fz.names) >= nstr):
-        raise BadFile("names")
     for tname, t in fz.tables.items():
         rows = len(t.keys)
         if len(t.skeys) != rows or len(t.srows) != rows or (t.off is not None and len(t.off) != rows + 1):
             raise BadFile(f"table {tname}")
-        if rows and (min(t.keys) < 0 or max(t.keys) >= nstr or min(t.srows) < 0 or max(t.srows) >= rows):
-            raise BadFile(f"table {tname} keys")
-        width = rows if t.off is None else t.off[-1]
-        if t.off is not None and (min(t.off) < 0 or max(t.off) > width):
+        if t.off is not None and (t.off[0] != 0 if rows else len(t.off) != 1):
             raise BadFile(f"table {tname} offsets")
+        width = rows if t.off is None else t.off[-1]
         for cname, col in t.cols.items():
             if len(col) != width:
                 raise BadFile(f"table {tname}.{cname}")
-            if width and cname in _STR_COLS and (min(col) < 0 or max(col) >= nstr):
-                raise BadFile(f"table {tname}.{cname} strings")
-            slots = col if cname == "slot" else col[::2] if cname == "pair" else None
-            if slots is not None and len(slots) and (min(slots) < 0 or max(slots) >= n):
-                raise BadFile(f"table {tname}.{cname} slots")
 
 
 def stamp_of(repo_id: str, version: int, indexed_at: float | None) -> dict[str, Any]:
