@@ -19,14 +19,15 @@ format, byte order, item sizes, stamp, lengths, CRC) raises `BadFile` and the ca
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import os
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from .snapshot import Snapshot, Sym
@@ -143,27 +144,56 @@ class Table:
 class Frozen:
     """One snapshot's tables as arrays (see the module docstring)."""
 
+    CACHE = 8192  # symbols made recently, kept for the next reads (a walk meets the same symbols again and again)
+
     def __init__(self, strings: Strings, syms: dict[str, array[int]], tables: dict[str, Table],
                  names: array[int]) -> None:  # fmt: skip
         self.strings = strings
         self.syms = syms
         self.tables = tables
         self.names = names  # distinct lower(name) as string numbers, sorted by the strings
+        self._made: dict[int, Sym] = {}
+        self._short: dict[int, str] = {}  # strings of few distinct values (kinds, paths, roles, resolutions)
+        ids = syms["id"]
+        # `freeze` numbers the ids first, in slot order: then an id's string number is its slot.
+        self.ids_are_slots = all(ids[i] == i for i in (0, len(ids) // 2, len(ids) - 1)) if len(ids) else True
+        if self.ids_are_slots and len(ids) and ids != array(ids.typecode, range(len(ids))):
+            self.ids_are_slots = False
 
     @property
     def size(self) -> int:
         return len(self.syms["id"])
 
     def sym(self, slot: int) -> Sym:
-        from .snapshot import Sym
-
+        made = self._made.get(slot)
+        if made is not None:
+            return made
         S, c = self.strings, self.syms
         parent = c["parent"][slot]
-        return Sym(
-            slot, S[c["id"][slot]], S[c["key"][slot]], S[c["name"][slot]], S[c["qname"][slot]], S[c["kind"][slot]],
-            S[c["path"][slot]], c["start"][slot], c["end"][slot], S[c["signature"][slot]], bool(c["exported"][slot]),
+        made = _sym_class()(
+            slot, S[c["id"][slot]], S[c["key"][slot]], S[c["name"][slot]], S[c["qname"][slot]], self.short(c["kind"][slot]),
+            self.short(c["path"][slot]), c["start"][slot], c["end"][slot], S[c["signature"][slot]], bool(c["exported"][slot]),
             c["unresolved_count"][slot], S[c["unresolved_text"][slot]], S[parent] if parent >= 0 else None,
         )  # fmt: skip
+        if len(self._made) >= self.CACHE:
+            self._made.clear()
+        self._made[slot] = made
+        return made
+
+    def short(self, k: int) -> str:
+        """String `k`, kept once made: only for columns of few distinct values (kinds, paths, resolutions)."""
+        got = self._short.get(k)
+        if got is None:
+            got = self._short[k] = self.strings[k]
+        return got
+
+    def slot_of(self, sid: str) -> int:
+        """The slot of the symbol with id `sid`, or -1."""
+        k = self.strings.find(sid)
+        if self.ids_are_slots:
+            return k if 0 <= k < len(self.syms["id"]) else -1
+        r = self.tables["by_id"].row(k)
+        return self.tables["by_id"].cols["slot"][r] if r >= 0 else -1
 
     def field(self, slot: int, name: str) -> str:
         """One string column of one symbol (`SYM_STR`), without making the whole symbol."""
@@ -203,6 +233,54 @@ def _nb(a: array[Any]) -> int:
 # -- reading a frozen table as the dict it was ------------------------------------------------------------------
 
 
+class Rows(Sequence[Any]):
+    """One key's edges or imports in a frozen table: made one by one as they are read (`len` costs nothing, so
+    counting a symbol's callers reads no edge). Slicing gives a list; a batch being applied works on a list
+    (`Over` makes one)."""
+
+    __slots__ = ("make", "lo", "hi")
+
+    def __init__(self, make: Callable[[int], Any], lo: int, hi: int) -> None:
+        self.make, self.lo, self.hi = make, lo, hi
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self.make(k) for k in range(self.lo, self.hi)[i]]
+        n = self.hi - self.lo
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self.make(self.lo + (i if i >= 0 else n + i))
+
+    def __iter__(self) -> Iterator[Any]:
+        make = self.make
+        for k in range(self.lo, self.hi):
+            yield make(k)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Rows, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+@functools.lru_cache(maxsize=1)
+def _sym_class() -> Any:
+    from .snapshot import Sym
+
+    return Sym
+
+
 class FrozenMap(Mapping[Any, Any]):
     """A `Table` read as a read-only mapping: each read makes the value the dict held."""
 
@@ -240,7 +318,27 @@ def maps(fz: Frozen) -> dict[str, FrozenMap]:
         t = fz.tables[name]
         assert single == (t.off is None)
         out[name] = FrozenMap(fz, t, _maker(fz, name, t))
+    out["by_id"] = SymsById(fz, fz.tables["by_id"], _maker(fz, "by_id", fz.tables["by_id"]))
     return out
+
+
+class SymsById(FrozenMap):
+    """`by_id`: an id's string number is its slot (`Frozen.slot_of`), no bisection."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        slot = self.fz.slot_of(key) if isinstance(key, str) else -1
+        if slot < 0:
+            raise KeyError(key)
+        return self.fz.sym(slot)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        slot = self.fz.slot_of(key) if isinstance(key, str) else -1
+        return default if slot < 0 else self.fz.sym(slot)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.fz.slot_of(key) >= 0
 
 
 def _maker(fz: Frozen, name: str, t: Table) -> Callable[[int], Any]:
@@ -251,7 +349,8 @@ def _maker(fz: Frozen, name: str, t: Table) -> Callable[[int], Any]:
     if t.off is None:
         if name == "files":
             fid, role = c["fid"], c["role"]
-            return lambda r: (S[fid[r]], S[role[r]])
+            short = fz.short
+            return lambda r: (S[fid[r]], short(role[r]))
         slot = c["slot"]  # by_id, by_key
         return lambda r: fz.sym(slot[r])
     off = t.off
@@ -260,10 +359,20 @@ def _maker(fz: Frozen, name: str, t: Table) -> Callable[[int], Any]:
         return lambda r: [S[k] for k in ids[off[r] : off[r + 1]]]
     if name.startswith(("calls_", "inherits_")):
         o, f, h, ln = c["other"], c["conf"], c["how"], c["line"]
-        return lambda r: [Edge(S[o[i]], f[i], S[h[i]], ln[i]) for i in range(off[r], off[r + 1])]
+        short = fz.short
+
+        def edge(i: int) -> Edge:
+            return Edge(S[o[i]], f[i], short(h[i]), ln[i])
+
+        return lambda r: Rows(edge, off[r], off[r + 1])
     if name.startswith("imports_"):
         o, sp, ln, h, f = c["other"], c["spec"], c["line"], c["how"], c["conf"]
-        return lambda r: [Import(S[o[i]], S[sp[i]], ln[i], S[h[i]], f[i]) for i in range(off[r], off[r + 1])]
+        short = fz.short
+
+        def imp(i: int) -> Import:
+            return Import(short(o[i]), S[sp[i]], ln[i], short(h[i]), f[i])
+
+        return lambda r: Rows(imp, off[r], off[r + 1])
     col = c["pair" if name == "unresolved_by_tail" else "slot"]  # slot postings: the array slice itself
     return lambda r: col[off[r] : off[r + 1]]
 
@@ -288,15 +397,22 @@ class Over(MutableMapping[Any, Any]):
         if key in self.gone:
             raise KeyError(key)
         value = self.base[key]
-        if self.writing and isinstance(value, (list, array)):
+        if self.writing and isinstance(value, (list, array, Rows)):
+            if isinstance(value, Rows):
+                value = list(value)
             top[key] = value
         return value
 
     def get(self, key: Any, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        if self.writing:
+            try:
+                return self[key]
+            except KeyError:
+                return default
+        top = self.top
+        if key in top:
+            return top[key]
+        return default if key in self.gone else self.base.get(key, default)
 
     def __contains__(self, key: object) -> bool:
         return key in self.top or (key not in self.gone and key in self.base)
@@ -418,9 +534,10 @@ def freeze(snap: Snapshot) -> Frozen:
     renum: dict[int, int] = {}
     cols: dict[str, array[int]] = {name: array("i") for name in SYM_STR + SYM_INT}
     str_cols = [(cols[name], name) for name in SYM_STR]
-    for sym in snap.slots:
-        if sym is None:
-            continue
+    live = [sym for sym in snap.slots if sym is not None]
+    for sym in live:  # ids first, in slot order: an id's string number is then its slot
+        intern(sym.id)
+    for sym in live:
         renum[sym.slot] = len(renum)
         for col, name in str_cols:
             col.append(intern(getattr(sym, name)))

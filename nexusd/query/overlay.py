@@ -21,7 +21,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
-from .compact import Names, Over
+from .compact import Names, Over, Rows
 from .snapshot import Snapshot, Snapshots
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Layer(MutableMapping[Any, Any]):
         if key in self.gone:
             raise KeyError(key)
         value = self.base[key]
-        if self.writing and isinstance(value, (list, array)):
+        if self.writing and isinstance(value, (list, array, Rows)):  # (Rows: a compacted baseline's edges)
             value = top[key] = value[:]
         return value
 

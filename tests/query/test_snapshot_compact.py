@@ -177,3 +177,23 @@ def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale
         assert not path.exists()
     finally:
         h.close()
+
+
+def test_a_worktree_view_over_a_compacted_baseline_equals_one_over_the_dict_form(tmp_path: Path) -> None:
+    from nexusd.query.overlay import build_view
+
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        plain = Snapshot(REPO)
+        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        packed = _frozen_copy(plain)
+        before = dump(packed)
+        files = _edit(h, EDITS[1])  # (the view's overlay: an edit the baseline does not have)
+        view_plain = build_view(plain, files)
+        view_packed = build_view(packed, files)
+        assert dump(view_packed) == dump(view_plain)
+        assert dump(view_packed)["symbols"] != before["symbols"]
+        assert dump(packed) == before  # the baseline is never written through a view
+    finally:
+        h.close()
