@@ -104,23 +104,25 @@ class Strings:
 
     @staticmethod
     def build(strings: list[str]) -> Strings:
-        encoded = [s.encode("utf-8", ENC) for s in strings]
-        off = array(OFF_CODE, [0])
-        pos = 0
-        for b in encoded:
-            pos += len(b)
-            off.append(pos)
+        # One string encoded at a time into the blob (no list of a few hundred thousand bytes objects alive at
+        # once: that transient heap stayed fragmented in the daemon after a compaction).
         size = 8
-        while size < 2 * len(encoded):
+        while size < 2 * len(strings):
             size *= 2
         table = array("i", [-1]) * size
         mask = size - 1
-        for k, b in enumerate(encoded):
-            i = zlib.crc32(b) & mask
+        blob = bytearray()
+        off = array(OFF_CODE, [0])
+        crc32 = zlib.crc32
+        for k, s in enumerate(strings):
+            b = s.encode("utf-8", ENC)
+            blob += b
+            off.append(len(blob))
+            i = crc32(b) & mask
             while table[i] >= 0:
                 i = (i + 1) & mask
             table[i] = k
-        return Strings(b"".join(encoded), off, table)
+        return Strings(blob, off, table)
 
 
 class Table:
