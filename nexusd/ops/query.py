@@ -7,6 +7,7 @@ the snapshot holds, which is what the answer describes) and `tookMs` (time in th
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,8 +170,8 @@ def _near(req: graphq.Req, path: str | None, line: int | None) -> locate_mod.Nea
         rel = graphq.confine(req.repo, path)
     except Forbidden as e:
         raise BadRequest(f"near: {e.message}", hint="near is a file of this repository, repository-relative") from None
-    if rel == ".":
-        raise BadRequest("near names a file, not the repository root")
+    if rel == "." or os.path.isdir(os.path.join(req.repo.root, rel)):
+        raise BadRequest(f"near names a file, not a directory ({rel})", hint="pass the file you are working in")
     return locate_mod.Near(req.snap, rel, line)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -199,9 +200,10 @@ class Near:
         return (ELSEWHERE, -self.shared_dirs(sym.path))
 
     def import_hops(self) -> dict[str, int]:
-        """File -> the fewest IMPORTS edges from the near file to it (breadth first, bounded)."""
+        """File -> the fewest IMPORTS edges from the near file to it (breadth first, bounded). An agent asks
+        from the file it edits again and again: the walk is kept per snapshot and graph version."""
         if self._hops is None:
-            self._hops = _import_hops(self.snap, self.path, None)
+            self._hops = _cached_hops(self.snap, self.path)
         return self._hops
 
     def shared_dirs(self, path: str) -> int:
@@ -233,6 +235,25 @@ class Near:
         if self.line is not None:
             out["line"] = self.line
         return out
+
+
+_HOPS: weakref.WeakKeyDictionary[Snapshot, dict[tuple[int, str], dict[str, int]]] = weakref.WeakKeyDictionary()
+HOPS_KEPT = 16  # near files whose import walk a snapshot keeps
+
+
+def _cached_hops(snap: Snapshot, path: str) -> dict[str, int]:
+    try:
+        kept = _HOPS.setdefault(snap, {})
+    except TypeError:  # a snapshot type that takes no weak reference: walk every time
+        return _import_hops(snap, path, None)
+    key = (snap.version, path)
+    hops = kept.get(key)
+    if hops is None:
+        hops = _import_hops(snap, path, None)
+        if len(kept) >= HOPS_KEPT:
+            kept.clear()
+        kept[key] = hops
+    return hops
 
 
 def _import_hops(snap: Snapshot, path: str, max_hops: int | None) -> dict[str, int]:

@@ -132,12 +132,23 @@ def test_a_file_not_in_the_graph_ranks_by_directory(n: Q) -> None:
     {"near": "../outside.py"},
     {"near": "/etc/passwd"},
     {"near": "."},
+    {"near": "a"},  # a directory
     {"near": "a/\x00.py"},
     {"nearLine": 3},
 ])  # fmt: skip
 def test_a_context_outside_the_repository_or_a_line_without_a_file_is_a_bad_request(n: Q, args: dict[str, object]) -> None:
     with pytest.raises(BadRequest):
         n.op("locate", query="Model", **args)
+
+
+def test_a_symlink_out_of_the_repository_is_a_bad_request(n: Q) -> None:
+    link = n.repo / "escape"
+    link.symlink_to("/etc", target_is_directory=True)
+    try:
+        with pytest.raises(BadRequest, match="outside the repository"):
+            n.op("locate", query="Model", near="escape/passwd")
+    finally:
+        link.unlink()
 
 
 def test_pages_keep_the_context(n: Q) -> None:
