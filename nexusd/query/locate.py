@@ -115,32 +115,50 @@ class Near:
         self.known = path in snap.files
         self.dirs = path.split("/")[:-1]
         self._hops: dict[str, int] | None = None
+        self._memo: dict[str, tuple[int, int]] = {}
+        self._shared: dict[str, int] = {}
         # The definitions of this file whose lines enclose `line`, innermost first: what is in scope there.
         self.scope: dict[str, int] = {}
         self.called: dict[str, float] = {}  # callee id -> minus the edge's confidence
-        # The bases (through INHERITS, transitively) of the classes enclosing `line`: their members are reached
-        # as `self.m()` / `super().m()` too, right after the enclosing class's own members.
-        self.bases: dict[str, int] = {}
+        self._classes: list[tuple[str, int]] = []  # the classes enclosing `line`, with their scope rank
+        self._bases: dict[str, int] | None = None
         if line is not None and self.known:
-            enclosing = [s for s in (snap.by_id.get(i) for i in snap.by_file.get(path, ())) if s is not None
-                         and s.kind != "module" and s.start <= line <= max(s.end, s.start)]  # fmt: skip
+            enclosing: list[Sym] = []
+            modules: list[str] = []
+            for sid in snap.by_file.get(path, ()):
+                s = snap.by_id.get(sid)
+                if s is None:
+                    continue
+                if s.kind == "module":
+                    modules.append(sid)
+                elif s.start <= line <= max(s.end, s.start):
+                    enclosing.append(s)
             enclosing.sort(key=lambda s: (s.end - s.start, -s.start))
             self.scope = {s.id: k for k, s in enumerate(enclosing)}
+            self._classes = [(s.id, k) for k, s in enumerate(enclosing) if s.kind not in _SCOPES]
             # What the graph's calls at that very line are bound to (held by the innermost definition, or the
             # file's module for a top-level call): the resolver has already read the receiver there.
-            modules = [i for i in snap.by_file.get(path, ()) if (m := snap.by_id.get(i)) is not None and m.kind == "module"]
             for holder in (*self.scope, *modules):
                 for edge in snap.calls_out.get(holder, ()):
                     if edge.line == line:
                         self.called.setdefault(edge.other, -edge.confidence)
-            for s in enclosing:
-                if s.kind not in _SCOPES:
-                    self._add_bases(s.id, self.scope[s.id])
+
+    @property
+    def bases(self) -> dict[str, int]:
+        """The bases of the classes enclosing the line (transitively), with the enclosing class's scope rank:
+        their members are reached as `self.m()` / `super().m()` there, right after the class's own members."""
+        if self._bases is None:
+            self._bases = {}
+            for cls, rank in self._classes:
+                self._add_bases(cls, rank)
+        return self._bases
 
     def _add_bases(self, cls: str, rank: int) -> None:
         """The graph holds no inheritance edges, so the bases are read from the class's signature (`class
         A(B, m.C)`, `class A<T> extends B<T>`) and each name is looked up as a class: in the class's file,
         else in the files it imports (fewest hops first), else the only class of that name."""
+        bases = self._bases
+        assert bases is not None
         frontier = [cls]
         for _ in range(MAX_BASE_DEPTH):
             found = []
@@ -150,8 +168,8 @@ class Near:
                     continue
                 for name in base_names(sym.signature):
                     base = self._class_named(name, sym.path)
-                    if base is not None and base.id not in self.bases and base.id not in self.scope:
-                        self.bases[base.id] = rank
+                    if base is not None and base.id not in bases and base.id not in self.scope:
+                        bases[base.id] = rank
                         found.append(base.id)
             frontier = found
             if not frontier:
@@ -171,6 +189,12 @@ class Near:
         return cands[0] if len(cands) == 1 else None
 
     def relation(self, sym: Sym) -> tuple[int, int]:
+        found = self._memo.get(sym.id)
+        if found is None:
+            found = self._memo[sym.id] = self._relation(sym)
+        return found
+
+    def _relation(self, sym: Sym) -> tuple[int, int]:
         if sym.kind == "module":  # a file, not a definition in one: related as the file is, never in scope
             hops = self.import_hops().get(sym.path) if sym.path != self.path else None
             return (IMPORTED, hops) if hops is not None else (ELSEWHERE, -self.shared_dirs(sym.path))
@@ -207,6 +231,12 @@ class Near:
         return self._hops
 
     def shared_dirs(self, path: str) -> int:
+        found = self._shared.get(path)
+        if found is None:
+            found = self._shared[path] = self._shared_dirs(path)
+        return found
+
+    def _shared_dirs(self, path: str) -> int:
         n = 0
         for a, b in zip(self.dirs, path.split("/")[:-1], strict=False):
             if a != b:
