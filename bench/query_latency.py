@@ -66,6 +66,11 @@ def pick_targets(c: Any, repo: str) -> dict[str, list[Any]]:
     return {
         "locate": ["urlopen", "normalize path", "HTTPConn", "get", "json dumps", "ArgumentParser", "parse_args",
                    "read config", "Thread", "zzz_no_such_name"],  # fmt: skip
+        # locate with the asker's file and line: same-named names (a test module's many classes `C`, `get`, `run`)
+        "locate_near": [("get", "urllib/request.py", 1000), ("join", "shutil.py", 400), ("C", "test/test_descr.py", 1000),
+                        ("run", "test/test_threading.py", 300), ("parse_args", "argparse.py", 1800),
+                        ("Thread", "concurrent/futures/thread.py", 150), ("dumps", "json/tool.py", None),
+                        ("read", "configparser.py", 700)],  # fmt: skip
         "symbols": [
             "py:function:urllib/request.py:urlopen",
             "py:method:argparse.py:ArgumentParser.parse_known_args",
@@ -89,6 +94,7 @@ def requests(t: dict[str, list[Any]]) -> dict[str, list[dict[str, Any]]]:
     syms = t["symbols"]
     return {
         "locate": [{"query": x, "limit": 20} for x in t["locate"]],
+        "locate_near": [{"query": q, "limit": 20, "near": f, **({"nearLine": ln} if ln else {})} for q, f, ln in t["locate_near"]],
         "show": [{"symbol": s} for s in syms],
         "show_snippet": [{"symbol": s, "snippet": True} for s in syms],
         "context": [{"symbol": s, "depth": 1} for s in syms],
@@ -100,7 +106,7 @@ def requests(t: dict[str, list[Any]]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-OPS = {"show_snippet": "show", "impact_d3": "impact"}
+OPS = {"show_snippet": "show", "impact_d3": "impact", "locate_near": "locate"}
 
 
 def measure_restart(d: BenchDaemon, repo: str) -> dict[str, Any]:

@@ -158,11 +158,13 @@ class Oracle:
             for d in ds:
                 self.defs[(rel, d["line"], d["name"])] = d
         self.callers: dict[Def, set[Def]] = defaultdict(set)
+        self.sites: dict[Def, set[tuple[str, int]]] = defaultdict(set)  # callee -> its call sites (file, line)
         for c in truth["calls"]:
             caller: Def = tuple(c["caller"])  # type: ignore[assignment]
             callee: Def = tuple(c["callee"])  # type: ignore[assignment]
             if caller != callee and callee in self.defs:
                 self.callers[callee].add(caller)
+                self.sites[callee].add((c["file"], c["line"]))
         self.imports: set[tuple[str, str]] = {(i["file"], i["dst"]) for i in truth["imports"]}
         self.files = list(truth["files"])
 
@@ -285,6 +287,27 @@ def impact_all(c: Any, repo: str, sid: str, depth: int) -> dict[str, Any]:
     return r
 
 
+def locate_near(c: Any, repo: str, target: Def, sites: list[tuple[str, int]], sid: str | None) -> dict[str, Any]:
+    """`locate NAME` asked from each call site of the target (README.md, "Measures"): with the site's file and
+    line, and with its file only. Per variant: questions asked, answered right, and the wrong first answers."""
+    out: dict[str, Any] = {}
+    for variant, with_line in (("file_line", True), ("file", False)):
+        right = 0
+        wrong: list[list[Any]] = []
+        for rel, line in sites:
+            args: dict[str, Any] = {"query": target[2], "limit": 1, "near": rel}
+            if with_line:
+                args["nearLine"] = max(1, line)
+            loc = ask(c, repo, "locate", args)
+            first = loc["results"][0] if loc["results"] else None
+            if sid is not None and first is not None and first["id"] == sid:
+                right += 1
+            elif len(wrong) < 5:
+                wrong.append([rel, line, first["key"] if first else None])
+        out[variant] = {"asked": len(sites), "right": right, "wrong_examples": wrong}
+    return out
+
+
 # -- scoring -------------------------------------------------------------------------------------------------
 
 
@@ -311,6 +334,7 @@ def score_project(c: Any, p: dict[str, Any], root: Path, oracle: Oracle, per_pro
         first = loc["results"][0]["id"] if loc["results"] else None
         row["locate_first"] = loc["results"][0]["key"] if loc["results"] else None
         row["locate_right"] = sid is not None and first == sid
+        row["locate_near"] = locate_near(c, repo, target, sorted(oracle.sites.get(target, ())), sid)
         for depth, truth in ((1, truth1), (2, truth2)):
             if sid is None:
                 row[f"d{depth}"] = {"emitted": 0, "right": 0, "true": len(truth), "found": 0, "complete": None,
@@ -399,6 +423,14 @@ def summarize(projects: list[dict[str, Any]]) -> dict[str, Any]:
             "answers": len(answered),
         }
     out["locate_r_at_1"] = _ratio(sum(1 for r in rows if r["locate_right"]), len(rows))
+    for variant in ("file_line", "file"):
+        asked = [r["locate_near"][variant] for r in rows if r["locate_near"][variant]["asked"]]
+        out[f"locate_near_{variant}"] = {
+            "r_at_1": round(sum(a["right"] / a["asked"] for a in asked) / len(asked), 4) if asked else None,
+            "r_at_1_micro": _ratio(sum(a["right"] for a in asked), sum(a["asked"] for a in asked)),
+            "cases": len(asked),
+            "questions": sum(a["asked"] for a in asked),
+        }
     im = [p["imports"] for p in projects]
     out["imports"] = {"precision": _ratio(sum(i["right"] for i in im), sum(i["emitted"] for i in im)),
                       "recall": _ratio(sum(i["right"] for i in im), sum(i["true"] for i in im)),
@@ -432,6 +464,7 @@ def _brief(s: dict[str, Any]) -> dict[str, Any]:
         "complete_while_missing_d1_d2": [s["depth1"]["complete_while_missing_share_of_answers"],
                                          s["depth2"]["complete_while_missing_share_of_answers"]],  # fmt: skip
         "locate_r_at_1": s["locate_r_at_1"],
+        "locate_near_r_at_1_line_file": [s["locate_near_file_line"]["r_at_1"], s["locate_near_file"]["r_at_1"]],
         "imports_p_r": [s["imports"]["precision"], s["imports"]["recall"]],
         "targets_without_symbol": s["targets_without_symbol"],
     }
@@ -453,7 +486,11 @@ def table(lang: str, s: dict[str, Any], projects: list[dict[str, Any]]) -> str:
         f"| callers within 2 hops P / R (micro) | {_f(d2['precision_micro'])} / {_f(d2['recall_micro'])} |",
         f"| `complete` while a caller is missing, depth 1 / depth 2 (share of answers) | "
         f"{_pct(d1['complete_while_missing_share_of_answers'])} / {_pct(d2['complete_while_missing_share_of_answers'])} |",
-        f"| locate: the right definition first | {_f(s['locate_r_at_1'])} |",
+        f"| locate: the right definition first (bare name) | {_f(s['locate_r_at_1'])} |",
+        f"| locate with the call site's context: file and line / file only (per case; micro) | "
+        f"{_f(s['locate_near_file_line']['r_at_1'])} / {_f(s['locate_near_file']['r_at_1'])} "
+        f"({_f(s['locate_near_file_line']['r_at_1_micro'])} / {_f(s['locate_near_file']['r_at_1_micro'])}; "
+        f"{s['locate_near_file_line']['questions']} questions) |",
         f"| imports P / R | {_f(s['imports']['precision'])} / {_f(s['imports']['recall'])} |",
     ]
     for k, v in s["by_provenance"].items():
@@ -484,6 +521,8 @@ def combined_table(summary: dict[str, Any]) -> str:
     add("complete while missing d1 / d2", lambda s: f"{_pct(s['depth1']['complete_while_missing_share_of_answers'])} / "
         f"{_pct(s['depth2']['complete_while_missing_share_of_answers'])}")  # fmt: skip
     add("locate R@1", lambda s: _f(s["locate_r_at_1"]))
+    add("locate R@1 near the call site: file+line / file", lambda s: f"{_f(s['locate_near_file_line']['r_at_1'])} / "
+        f"{_f(s['locate_near_file']['r_at_1'])}")  # fmt: skip
     add("imports P / R", lambda s: f"{_f(s['imports']['precision'])} / {_f(s['imports']['recall'])}")
     add("cases (targets without a NEXUS symbol)", lambda s: f"{s['cases']} ({s['targets_without_symbol']})")
     head = "| measure (micro unless said) | " + " | ".join(langs) + " | issue's reference (other projects) |"

@@ -82,10 +82,17 @@ def render_locate(r: dict[str, Any]) -> str:
     if not r["results"]:
         return f"no symbol matches {r['query']!r}"
     width = max(len(x["match"]) for x in r["results"])
-    lines = [f"{x['match']:<{width}}  {x['kind']:<8} {x['key']}  ({_where(x)})" for x in r["results"]]
+    lines = [f"{x['match']:<{width}}  {x['kind']:<8} {x['key']}  ({_where(x)}){_related(x)}" for x in r["results"]]
     total = r.get("total")
     lines.append(f"{total} matches" if total is not None else f"at least {r.get('totalAtLeast')} matches")
     return "\n".join(lines)
+
+
+def _related(x: dict[str, Any]) -> str:
+    rel = x.get("relation")
+    if not rel:
+        return ""
+    return f"  [{rel}, {x['importHops']} hop{'s' if x['importHops'] != 1 else ''}]" if "importHops" in x else f"  [{rel}]"
 
 
 @click.command()
@@ -93,13 +100,20 @@ def render_locate(r: dict[str, Any]) -> str:
 @click.option("--kind", help="Only these kinds, comma-separated (class, function, method, interface, struct, ...; "
               "an unknown kind is an error that lists them).")
 @click.option("--path", help="Only under this path prefix, or matching this glob.")
+@click.option("--near", metavar="FILE", help="The file you are working in: same-named definitions are ranked by "
+              "their relation to it (in scope, same file, imported by it, same directory).")
+@click.option("--near-line", type=click.IntRange(1, 10_000_000), metavar="LINE",
+              help="A line of --near: definitions in scope at that line come first.")
 @click.option("--limit", type=click.IntRange(1, 500), help="Results per page (default 20).")
 @cursor_option
 @json_option
 @pass_app
-def locate(app: App, query: tuple[str, ...], kind: str | None, path: str | None, limit: int | None, cursor: str | None) -> None:
+def locate(app: App, query: tuple[str, ...], kind: str | None, path: str | None, near: str | None,
+           near_line: int | None, limit: int | None, cursor: str | None) -> None:  # fmt: skip
     """Find symbols by name, prefix or words ("normalize params" finds normalizeParams)."""
-    r = app.call("locate", _args(app, query=" ".join(query), kind=kind, path=path, limit=limit, cursor=cursor))
+    rel = _rel(app, near) if near else None
+    r = app.call("locate", _args(app, query=" ".join(query), kind=kind, path=path, near=rel, nearLine=near_line,
+                                 limit=limit, cursor=cursor))  # fmt: skip
     _emit(app, "locate", r, render_locate)
     if not r["results"] and not cursor:
         sys.exit(NO_MATCH)

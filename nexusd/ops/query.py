@@ -7,13 +7,14 @@ the snapshot holds, which is what the answer describes) and `tookMs` (time in th
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import BadRequest
-from ..opargs import Args, arg, repo_arg, user_arg
+from ..errors import BadRequest, Forbidden
+from ..opargs import REPO_MAX, Args, arg, repo_arg, user_arg
 from ..query import graphq, paging
 from ..query import locate as locate_mod
 from ..registry import Ctx, op
@@ -110,6 +111,13 @@ class LocateArgs(Question):
                      description="A name, a qualified name, a prefix, or words of a name or its doc.")  # fmt: skip
     kind: str | None = arg(None, description="Only these kinds, comma-separated: " + ",".join(SYMBOL_KINDS) + ".")
     path: str | None = arg(None, description="Only under this path prefix, or matching this glob.")
+    near: str | None = arg(None, maxLength=REPO_MAX,
+                           description="The file the question comes from (the one being edited), repository-relative: "
+                           "same-named definitions are ranked by their relation to it (in scope there, same file, "
+                           "imported by it, then same directory). A file not in the graph still ranks by directory; "
+                           "a path outside the repository is a bad_request.")  # fmt: skip
+    near_line: int | None = arg(None, minimum=1, maximum=10_000_000,
+                                description="A line of `near`: definitions in scope at that line come first.")  # fmt: skip
     limit: int = limit_arg(20, "Results")
 
 
@@ -120,8 +128,9 @@ class LocateArgs(Question):
     description=(
         "Find symbols by name or words. Tiers, in order: exact name, qualified name, name prefix, every word a "
         "part of the split name ('normalize params' finds normalizeParams and normalize_params), then every word in "
-        "the qualified name, path, signature or doc. Each result says how it matched (`match`). Use this first to "
-        "get a symbol's key for show/context/impact."
+        "the qualified name, path, signature or doc. Each result says how it matched (`match`). Pass `near` (and "
+        "`nearLine`), the file and line you are working in, to rank same-named definitions by their relation to "
+        "it. Use this first to get a symbol's key for show/context/impact."
     ),
     args=LocateArgs,
 )
@@ -131,11 +140,14 @@ def locate(ctx: Ctx, args: LocateArgs) -> dict[str, Any]:
         offset = req.offset()
         filters = locate_mod.Filters(args.kind, args.path)
         _check_kinds(req, filters.kinds)
-        found, info = locate_mod.search(req.snap, args.query, filters, offset + limit)
-        rows = [locate_mod.result_row(req.snap, tier, sym) for tier, sym in found]
+        near = _near(req, args.near, args.near_line)
+        found, info = locate_mod.search(req.snap, args.query, filters, offset + limit, near)
+        rows = [locate_mod.result_row(req.snap, tier, sym, near) for tier, sym in found]
         exhausted = bool(info.get("exhausted"))
         shown, cut = req.page(rows, limit, total=len(rows) if exhausted else None, more=not exhausted)
         out: dict[str, Any] = {"query": args.query, "results": shown}
+        if near is not None:
+            out["near"] = near.wire()
         if exhausted:
             out["total"] = len(rows)
         else:
@@ -147,6 +159,20 @@ def locate(ctx: Ctx, args: LocateArgs) -> dict[str, Any]:
         return out
 
     return _answer(ctx, args, build)
+
+
+def _near(req: graphq.Req, path: str | None, line: int | None) -> locate_mod.Near | None:
+    if path is None:
+        if line is not None:
+            raise BadRequest("nearLine needs near (the file the line belongs to)")
+        return None
+    try:
+        rel = graphq.confine(req.repo, path)
+    except Forbidden as e:
+        raise BadRequest(f"near: {e.message}", hint="near is a file of this repository, repository-relative") from None
+    if rel == "." or os.path.isdir(os.path.join(req.repo.root, rel)):
+        raise BadRequest(f"near names a file, not a directory ({rel})", hint="pass the file you are working in")
+    return locate_mod.Near(req.snap, rel, line)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -347,8 +347,9 @@ SCOPE_TEXT = (
     "whose receiver is untyped (`x.name()`, `self.name()`), anywhere in the repository, when that symbol is a "
     "method or an object-literal member; and unresolved calls of that name held by symbols in that symbol's file "
     "or in files importing it (or its package __init__), for any symbol. Calls whose head is bound outside the "
-    "repository cannot reach it and are not counted. A file that did not parse cleanly, among those files or "
-    "holding a caller, may hide calls or credit them to the wrong definition: it makes the answer a lower bound"
+    "repository cannot reach it and are not counted. A file that did not parse cleanly, among those files, "
+    "holding a caller, or importing one of those symbols' files through any chain of imports (a barrel's "
+    "re-export), may hide calls or credit them to the wrong definition: it makes the answer a lower bound"
 )
 MEMBER_KINDS = frozenset({"method", "property_function"})
 EXAMPLES_MAX = 20
@@ -431,6 +432,7 @@ def completeness(
         in_scope = {r.sym.path for r in reached}
         for sym in expanded:
             in_scope |= scope_files(sym.path)
+        in_scope |= importers_through_imports(snap, {sym.path for sym in expanded})
         damaged = sorted(in_scope & broken)
     complete = not hits and not excluded and not damaged
     out: dict[str, Any] = {"completeness": "complete" if complete else "lower_bound", "unresolvedInScope": len(hits)}
@@ -452,6 +454,27 @@ def completeness(
     out["unresolvedOutOfScope"] = elsewhere
     out["scope"] = SCOPE_TEXT
     return out
+
+
+MAX_REACH_FILES = 100_000  # files the importer walk of the parse-error check visits before it stops
+
+
+def importers_through_imports(snap: Snapshot, paths: set[str]) -> set[str]:
+    """Every file that imports one of `paths` directly or through a chain of imports: a barrel's
+    `export * from "./core"`, a package `__init__` or a plain module importing and so re-exporting a name. The
+    graph does not record which imports re-export, so every chain counts; for the parse-error check that can
+    only turn an answer into a lower bound, never hide a miss."""
+    seen = set(paths)
+    frontier = list(paths)
+    while frontier and len(seen) < MAX_REACH_FILES:
+        nxt = []
+        for f in frontier:
+            for imp in snap.imports_in.get(f, ()):
+                if imp.other not in seen:
+                    seen.add(imp.other)
+                    nxt.append(imp.other)
+        frontier = nxt
+    return seen - paths
 
 
 def _package_init(path: str) -> str | None:

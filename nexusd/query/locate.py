@@ -13,6 +13,16 @@ present, nothing extra, in order), then definitions a module or class offers bef
 body, then the most called first (call sites in the graph: among same-named definitions the one the code uses
 most is the likeliest one meant), then kind (class, function, method, ... module), non-test files first, shorter
 path, then the semantic key; so the same query on the same graph always answers the same list.
+
+The asker's context (`near`: the file being edited, optionally a line of it) ranks equally close names by their
+relation to that file, right after closeness and before everything else (`Near.relation`): what a call at that line
+is bound to in the graph (the resolver has read the receiver there: `response.close()`), then in scope at that line
+(a definition of an enclosing function or class, innermost first; a class member goes with its class, members of
+the enclosing classes' bases right after their own; then the file's top level; the definition holding the line
+itself last, since the asker has that one open), the same file (when no line is given), defined in a file the near file imports (directly, then
+through more import hops), a definition local to a function of the same file that does not enclose the line, then
+by how many leading directories its path shares with the near file. Without `near` every symbol has the same relation and the order
+is the one above.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,7 +57,8 @@ class Filters:
         return True
 
 
-def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[list[tuple[str, Sym]], dict[str, Any]]:
+def search(snap: Snapshot, query: str, filters: Filters, want: int,
+           near: Near | None = None) -> tuple[list[tuple[str, Sym]], dict[str, Any]]:  # fmt: skip
     """Up to `want` (tier, symbol) pairs in answer order, plus what the search had to leave out.
 
     `want` is offset + limit of the page: tiers are computed in order and stop once enough results exist,
@@ -59,7 +71,9 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int) -> tuple[lis
     words = tuple(split_identifier(q))
 
     def order(sym: Sym) -> tuple[Any, ...]:
-        return (*closeness(sym.name, words), _local(snap, sym), -len(snap.calls_in.get(sym.id, ())), *snap.rank_key(sym))
+        related = near.relation(sym) if near is not None else _UNRELATED
+        return (*closeness(sym.name, words), *related, _local(snap, sym), -len(snap.calls_in.get(sym.id, ())),
+                *snap.rank_key(sym))  # fmt: skip
 
     for tier, syms in _tiers(snap, q, info):
         ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=order)
@@ -80,6 +94,266 @@ def _local(snap: Snapshot, sym: Sym) -> bool:
     after the definitions a module or a class offers."""
     parent = snap.by_id.get(sym.parent) if sym.parent else None
     return parent is not None and parent.kind in _SCOPES
+
+
+_UNRELATED = (0, 0)
+MAX_BASE_DEPTH = 8  # inheritance levels followed from a class enclosing the near line (cycles exist)
+MAX_BASE_IMPORT_HOPS = 3  # how far a base class's name is looked for from a file that is not the near file
+MAX_IMPORT_FILES = 50_000  # files the import walk from the near file visits before it stops (a bound, not a cut)
+CALLED_HERE, IN_SCOPE, SAME_FILE, IMPORTED, OTHER_SCOPE, ELSEWHERE = range(6)
+RELATION_NAMES = {CALLED_HERE: "called-here", IN_SCOPE: "in-scope", SAME_FILE: "same-file", IMPORTED: "imported", OTHER_SCOPE: "same-file"}
+
+
+class Near:
+    """The asker's context: a repository-relative file (it need not be in the graph: a new file still has a
+    directory) and optionally a line of it. `relation(sym)` is a sort key, lower is closer."""
+
+    def __init__(self, snap: Snapshot, path: str, line: int | None = None):
+        self.snap = snap
+        self.path = path
+        self.line = line
+        self.known = path in snap.files
+        self.dirs = path.split("/")[:-1]
+        self._hops: dict[str, int] | None = None
+        self._memo: dict[str, tuple[int, int]] = {}
+        self._shared: dict[str, int] = {}
+        # The definitions of this file whose lines enclose `line`, innermost first: what is in scope there.
+        self.scope: dict[str, int] = {}
+        self.called: dict[str, float] = {}  # callee id -> minus the edge's confidence
+        self._classes: list[tuple[str, int]] = []  # the classes enclosing `line`, with their scope rank
+        self._bases: dict[str, int] | None = None
+        if line is not None and self.known:
+            enclosing: list[Sym] = []
+            modules: list[str] = []
+            for sid in snap.by_file.get(path, ()):
+                s = snap.by_id.get(sid)
+                if s is None:
+                    continue
+                if s.kind == "module":
+                    modules.append(sid)
+                elif s.start <= line <= max(s.end, s.start):
+                    enclosing.append(s)
+            enclosing.sort(key=lambda s: (s.end - s.start, -s.start))
+            self.scope = {s.id: k for k, s in enumerate(enclosing)}
+            self._classes = [(s.id, k) for k, s in enumerate(enclosing) if s.kind not in _SCOPES]
+            # What the graph's calls at that very line are bound to (held by the innermost definition, or the
+            # file's module for a top-level call): the resolver has already read the receiver there.
+            for holder in (*self.scope, *modules):
+                for edge in snap.calls_out.get(holder, ()):
+                    if edge.line == line:
+                        self.called.setdefault(edge.other, -edge.confidence)
+
+    @property
+    def bases(self) -> dict[str, int]:
+        """The bases of the classes enclosing the line (transitively), with the enclosing class's scope rank:
+        their members are reached as `self.m()` / `super().m()` there, right after the class's own members."""
+        if self._bases is None:
+            self._bases = {}
+            for cls, rank in self._classes:
+                self._add_bases(cls, rank)
+        return self._bases
+
+    def _add_bases(self, cls: str, rank: int) -> None:
+        """The graph holds no inheritance edges, so the bases are read from the class's signature (`class
+        A(B, m.C)`, `class A<T> extends B<T>`) and each name is looked up as a class: in the class's file,
+        else in the files it imports (fewest hops first), else the only class of that name."""
+        bases = self._bases
+        assert bases is not None
+        frontier = [cls]
+        for _ in range(MAX_BASE_DEPTH):
+            found = []
+            for c in frontier:
+                sym = self.snap.by_id.get(c)
+                if sym is None:
+                    continue
+                for name in base_names(sym.signature):
+                    base = self._class_named(name, sym.path)
+                    if base is not None and base.id not in bases and base.id not in self.scope:
+                        bases[base.id] = rank
+                        found.append(base.id)
+            frontier = found
+            if not frontier:
+                return
+
+    def _class_named(self, name: str, path: str) -> Sym | None:
+        cands = [s for s in self.snap.live(self.snap.name_exact.get(name, ())) if s.kind in _CLASSES]
+        if not cands:
+            return None
+        here = [s for s in cands if s.path == path]
+        if here:
+            return here[0]
+        hops = self.import_hops() if path == self.path else _import_hops(self.snap, path, MAX_BASE_IMPORT_HOPS)
+        near = sorted((hops[s.path], s.path, s.start) for s in cands if s.path in hops)
+        if near:
+            return next(s for s in cands if (s.path, s.start) == near[0][1:])
+        return cands[0] if len(cands) == 1 else None
+
+    def relation(self, sym: Sym) -> tuple[int, int]:
+        found = self._memo.get(sym.id)
+        if found is None:
+            found = self._memo[sym.id] = self._relation(sym)
+        return found
+
+    def _relation(self, sym: Sym) -> tuple[int, int]:
+        if sym.kind == "module":  # a file, not a definition in one: related as the file is, never in scope
+            hops = self.import_hops().get(sym.path) if sym.path != self.path else None
+            return (IMPORTED, hops) if hops is not None else (ELSEWHERE, -self.shared_dirs(sym.path))
+        parent = self.snap.by_id.get(sym.parent) if sym.parent else None
+        if sym.id in self.called:
+            return (CALLED_HERE, round(self.called[sym.id] * 1000))
+        if self.line is not None:
+            if sym.id in self.scope:
+                # the definition the line is in: the asker has it open, so after what else is in scope there
+                return (IN_SCOPE, 2 * len(self.scope) + 1)
+            if parent is not None and parent.id in self.bases:
+                return (IN_SCOPE, 2 * self.bases[parent.id] + 1)
+        if sym.path == self.path:
+            if self.line is None:
+                return (SAME_FILE, 0)
+            if parent is None or parent.kind == "module":
+                return (IN_SCOPE, 2 * len(self.scope))  # the file's top level is in scope everywhere in it
+            if parent.id in self.scope:
+                return (IN_SCOPE, 2 * self.scope[parent.id])
+            if parent.kind in _SCOPES:
+                return (OTHER_SCOPE, 0)  # local to a function that does not enclose the line
+            return self.relation(parent)  # a class's member is reached through its class
+        if not _local(self.snap, sym):
+            hops = self.import_hops().get(sym.path)
+            if hops is not None:
+                return (IMPORTED, hops)
+        return (ELSEWHERE, -self.shared_dirs(sym.path))
+
+    def import_hops(self) -> dict[str, int]:
+        """File -> the fewest IMPORTS edges from the near file to it (breadth first, bounded). An agent asks
+        from the file it edits again and again: the walk is kept per snapshot and graph version."""
+        if self._hops is None:
+            self._hops = _cached_hops(self.snap, self.path)
+        return self._hops
+
+    def shared_dirs(self, path: str) -> int:
+        found = self._shared.get(path)
+        if found is None:
+            found = self._shared[path] = self._shared_dirs(path)
+        return found
+
+    def _shared_dirs(self, path: str) -> int:
+        n = 0
+        for a, b in zip(self.dirs, path.split("/")[:-1], strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def describe(self, sym: Sym) -> dict[str, Any]:
+        """How a result relates to the near file, for the answer row (nothing when it does not)."""
+        kind, sub = self.relation(sym)
+        if kind == IN_SCOPE and sym.id in self.scope:
+            return {"relation": "enclosing"}
+        if kind == IN_SCOPE and sym.parent in self.bases:
+            return {"relation": "inherited"}
+        if kind in RELATION_NAMES:
+            out: dict[str, Any] = {"relation": RELATION_NAMES[kind]}
+            if kind == IMPORTED:
+                out["importHops"] = sub
+            return out
+        if -sub == len(self.dirs) and len(sym.path.split("/")) - 1 == len(self.dirs):
+            return {"relation": "same-directory"}
+        return {}
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "inGraph": self.known}
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+_HOPS: weakref.WeakKeyDictionary[Snapshot, dict[tuple[int, str], dict[str, int]]] = weakref.WeakKeyDictionary()
+HOPS_KEPT = 16  # near files whose import walk a snapshot keeps
+
+
+def _cached_hops(snap: Snapshot, path: str) -> dict[str, int]:
+    try:
+        kept = _HOPS.setdefault(snap, {})
+    except TypeError:  # a snapshot type that takes no weak reference: walk every time
+        return _import_hops(snap, path, None)
+    key = (snap.version, path)
+    hops = kept.get(key)
+    if hops is None:
+        hops = _import_hops(snap, path, None)
+        if len(kept) >= HOPS_KEPT:
+            kept.clear()
+        kept[key] = hops
+    return hops
+
+
+def _import_hops(snap: Snapshot, path: str, max_hops: int | None) -> dict[str, int]:
+    hops = {path: 0}
+    frontier = [path]
+    depth = 0
+    while frontier and len(hops) < MAX_IMPORT_FILES and (max_hops is None or depth < max_hops):
+        depth += 1
+        nxt = []
+        for f in frontier:
+            for imp in snap.imports_out.get(f, ()):
+                if imp.other not in hops:
+                    hops[imp.other] = depth
+                    nxt.append(imp.other)
+        frontier = nxt
+    del hops[path]
+    return hops
+
+
+_CLASSES = frozenset({"class", "interface", "struct", "trait"})
+
+
+def base_names(signature: str) -> list[str]:
+    """The bare names of the bases a class signature lists: `class A(B, m.C, metaclass=M)` -> [B, C];
+    `export class A<T> extends B<T> implements I` -> [B, I]."""
+    head = signature.split("{", 1)[0]
+    if "<" in head:  # type parameters and arguments hold `extends` and commas of their own
+        kept, depth = [], 0
+        for ch in head:
+            depth += ch == "<"
+            if depth == 0:
+                kept.append(ch)
+            depth -= ch == ">" and depth > 0
+        head = "".join(kept)
+    parts: list[str] = []
+    if " extends " in head or " implements " in head:
+        for word in (" extends ", " implements "):
+            if word in head:
+                tail = head.split(word, 1)[1]
+                tail = tail.split(" implements ", 1)[0] if word == " extends " else tail
+                parts += _split_top(tail)
+    elif "(" in head:
+        inner = head.split("(", 1)[1].rsplit(")", 1)[0]
+        parts = [p for p in _split_top(inner) if "=" not in p and not p.startswith("*")]
+    out = []
+    for part in parts:
+        name = part.split("<", 1)[0].split("[", 1)[0].split("(", 1)[0].strip().rsplit(".", 1)[-1]
+        if name.isidentifier():
+            out.append(name)
+    return out
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets."""
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "([<{":
+            depth += 1
+        elif ch in ")]>}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -149,7 +423,7 @@ def _all_words(snap: Snapshot, index: dict[str, Any], words: list[str]) -> list[
     return list(snap.live(sorted(common)))
 
 
-def result_row(snap: Snapshot, tier: str, sym: Sym) -> dict[str, Any]:
+def result_row(snap: Snapshot, tier: str, sym: Sym, near: Near | None = None) -> dict[str, Any]:
     row = sym.ref()
     row["qualifiedName"] = sym.qname
     if sym.signature:
@@ -157,4 +431,6 @@ def result_row(snap: Snapshot, tier: str, sym: Sym) -> dict[str, Any]:
     row["match"] = tier
     if snap.is_test(sym.path):
         row["test"] = True
+    if near is not None:
+        row.update(near.describe(sym))
     return row

@@ -136,3 +136,33 @@ def test_a_file_in_scope_that_did_not_parse_makes_a_lower_bound(damaged: Q) -> N
     text = damaged.daemon.cli("-C", str(damaged.repo), "impact", "lib/core.py:compute")
     assert text.returncode == 0, text.stderr
     assert "did not parse cleanly (lib/bad.py)" in text.stdout
+
+
+BARREL = {
+    "lib/core.ts": "export function compute(x: number): number {\n  return x;\n}\n",
+    "lib/index.ts": 'export * from "./core";\n',
+    "app/good.ts": 'import { compute } from "../lib/core";\n\nexport function fine(): number {\n  return compute(1);\n}\n',
+    # reaches compute only through the barrel, and does not parse: the call may be lost or credited elsewhere
+    "app/bad.ts": 'import { compute } from "../lib";\n\nexport function broken( {\n  return compute(2);\n}\n',
+    "py/core.py": "def compute(x):\n    return x\n",
+    "py/api.py": "from py.core import compute\n",  # a plain module re-exporting what it imports
+    "py/good.py": "from py.core import compute\n\n\ndef fine():\n    return compute(1)\n",
+    "py/bad.py": "from py.api import compute\n\n\ndef broken(:\n    return compute(2)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def barrel(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Q]:
+    repo = make_repo(tmp_path_factory.mktemp("barrel") / "demo", BARREL)
+    client = daemon.client()
+    qq = Q(client, repo, daemon)
+    qq.index()
+    yield qq
+    client.close()
+
+
+@pytest.mark.parametrize("target, bad", [("lib/core.ts:compute", "app/bad.ts"), ("py/core.py:compute", "py/bad.py")])
+def test_a_broken_file_reaching_the_target_through_a_re_export_makes_a_lower_bound(barrel: Q, target: str, bad: str) -> None:
+    r = barrel.op("impact", symbol=target, depth=1)
+    assert r["completeness"] == "lower_bound", r
+    assert bad in r["parseErrorFiles"] and "parse-errors" in r["incompleteBecause"]
