@@ -264,3 +264,30 @@ def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProc
     assert [v["root"] for v in c.request("repos", {"user": USER})["repos"][0]["views"]] == [
         os.path.realpath(main), os.path.realpath(wt1)]  # fmt: skip
     assert _names(c, wt1, "assist") == {"assist"}
+
+
+def test_a_second_worktree_of_a_branch_takes_the_first_ones_facts(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt1))
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef on_task():\n    return 2\n")
+    extra = EXTRA["pkg/extra.py"].replace("import helper", "import helper, on_task")
+    (wt1 / "pkg" / "extra.py").write_text(extra + "\n\ndef extra_task():\n    return on_task()\n")
+    git(wt1, "commit", "-qam", "task work")
+    git(main, "worktree", "add", "-q", "--detach", str(wt2), "task")
+    c = daemon.client()
+    _index_all(c, main)
+    first = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert first["parsed"] == 2 and first["shared"] == 0
+    second = c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    # The same two versions that differ from the baseline: their facts are wt1's, not parsed again.
+    assert second["parsed"] == 2 and second["shared"] == 2, second
+    assert second["overlay"]["files"] == ["pkg/extra.py", "pkg/util.py"]
+    for root in (wt1, wt2):
+        assert _callers(c, root, "on_task") == {"extra_task"}
+    assert _names(c, main, "on_task") == set()
+    # Shared facts are not shared edits: a change in wt1 stays in wt1.
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef on_task_renamed():\n    return 2\n")
+    c.request("sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert _names(c, wt1, "on_task_renamed") == {"on_task_renamed"} and _names(c, wt1, "on_task") == set()
+    assert _names(c, wt2, "on_task") == {"on_task"} and _names(c, wt2, "on_task_renamed") == set()
