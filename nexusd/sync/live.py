@@ -132,6 +132,7 @@ class LiveSync:
         if view is not None:
             view.overlay_files = sum(1 for p in vs.files if p in vs.facts or vs.files[p] is None)
             view.synced_at = time.time()
+            view.forget_state()  # the files moved: the next answer counts the dirty files again
         for listener in self.view_listeners:
             try:
                 listener(repo, root, vs.files)

@@ -291,3 +291,48 @@ def test_a_second_worktree_of_a_branch_takes_the_first_ones_facts(daemon: Daemon
     c.request("sync", {"repo": str(wt1), "user": USER}, timeout=120)
     assert _names(c, wt1, "on_task_renamed") == {"on_task_renamed"} and _names(c, wt1, "on_task") == set()
     assert _names(c, wt2, "on_task") == {"on_task"} and _names(c, wt2, "on_task_renamed") == set()
+
+
+def test_show_context_and_status_answer_for_the_worktree_they_are_asked_from(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "docs", str(wt))
+    wt = Path(os.path.realpath(wt))
+    c = daemon.client()
+    _index_all(c, main, wt)
+    base = c.request("status", {"repo": str(main), "user": USER})["repos"][0]
+    # The view's util.py: a new doc string, a new function, one more line; and a file that does not parse.
+    (wt / "pkg" / "util.py").write_text(
+        'def helper(x):\n    """Adds one, in the docs branch."""\n    return x + 1\n\n\ndef in_docs():\n    return 0\n'
+    )
+    (wt / "pkg" / "broken.py").write_text("def broken(:\n    pass\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    shown = c.request("show", {"repo": str(wt), "user": USER, "symbol": "helper", "snippet": True})
+    assert shown["snippet"]["verified"] is True, shown["snippet"]  # the view's bytes, checked against the view's hash
+    assert "in the docs branch" in shown["snippet"]["text"]
+    assert shown["node"]["doc"] == "Adds one, in the docs branch."
+    assert shown["view"]["root"] == str(wt)
+    in_main = c.request("show", {"repo": str(main), "user": USER, "symbol": "helper", "snippet": True})
+    assert in_main["snippet"]["verified"] is True and "docs branch" not in in_main["snippet"]["text"]
+    assert in_main["node"]["doc"] == ""
+    # A path inside the worktree (absolute) names the view's file; its row is the view's.
+    as_file = c.request("show", {"repo": str(wt), "user": USER, "path": str(wt / "pkg" / "util.py"), "snippet": True})
+    assert as_file["node"]["lineCount"] == 7 and as_file["snippet"]["verified"] is True
+    ctx = c.request("context", {"repo": str(wt), "user": USER, "symbol": "helper"})
+    assert ctx["symbol"]["doc"] == "Adds one, in the docs branch."
+    # status asked from the worktree: the view's counts, diagnostics and dirty files; the baseline's stay.
+    st = c.request("status", {"repo": str(wt), "user": USER})["repos"][0]
+    assert st["root"] == str(wt) and st["repository"] == str(main)
+    assert st["view"]["dirty"] == 2
+    assert _names(c, wt, "broken") == {"broken"}
+    assert st["files"] == base["files"] + 1
+    assert st["symbols"] == base["symbols"] + 3  # in_docs; broken.py's module and its function
+    assert st["filesWithDiagnostics"] == base["filesWithDiagnostics"] + 1
+    assert "pkg/broken.py" in {d["path"] for d in st["diagnostics"]}
+    again = c.request("status", {"repo": str(main), "user": USER})["repos"][0]
+    assert (again["files"], again["symbols"], again["filesWithDiagnostics"]) == (
+        base["files"], base["symbols"], base["filesWithDiagnostics"])  # fmt: skip
+    out = daemon.cli("status", cwd=wt)
+    assert out.returncode == 0 and f"worktree of {main}" in out.stdout, out.stdout + out.stderr
