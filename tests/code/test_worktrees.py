@@ -336,3 +336,54 @@ def test_show_context_and_status_answer_for_the_worktree_they_are_asked_from(
         base["files"], base["symbols"], base["filesWithDiagnostics"])  # fmt: skip
     out = daemon.cli("status", cwd=wt)
     assert out.returncode == 0 and f"worktree of {main}" in out.stdout, out.stdout + out.stderr
+
+
+def _paths(c: Any) -> set[str]:
+    rows = c.request("debug.cypher", {"query": "MATCH (f:File) RETURN f.path", "params": {}})["rows"]
+    return {r[0] for r in rows}
+
+
+def test_a_worktree_inside_the_root_is_not_walked_by_the_baseline(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+    nested = main / ".worktrees" / "task"
+    git(main, "worktree", "add", "-q", "-b", "task", str(nested))
+    (nested / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef nested_only():\n    return 0\n")
+    c = daemon.client()
+    first = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert first["mode"] == "cold"
+    assert _paths(c) == set(APP)  # not .worktrees/task/...: that checkout is a view of its own
+    assert {"path": ".worktrees/task", "reason": "worktree"} in first["skipped"]
+    view = c.request("index", {"repo": str(nested), "user": USER}, timeout=120)
+    assert view["mode"] == "view" and view["overlay"]["files"] == ["pkg/util.py"]
+    assert _names(c, nested, "nested_only") == {"nested_only"} and _names(c, main, "nested_only") == set()
+    # The watcher of the root leaves the nested checkout's edits to that view.
+    (nested / "pkg" / "more.py").write_text("def more_nested():\n    return 1\n")
+    wait_for(lambda: _names(c, nested, "more_nested") == {"more_nested"}, what="the nested view's watcher")
+    c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert _paths(c) == set(APP) and _names(c, main, "more_nested") == set()
+
+
+def test_a_worktrees_branch_commits_are_ingested_for_its_head(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, _ = checkouts
+    c = daemon.client()
+    _index_all(c, main, wt1)
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 2\n")
+    git(wt1, "commit", "-qam", "helper adds two on the feature branch")
+    task_sha = git(wt1, "rev-parse", "HEAD").strip()
+    main_sha = git(main, "rev-parse", "HEAD").strip()
+    out = c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert out["git"]["views"] == {str(wt1): {"read": 1, "commits": 1}}
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.sha", "params": {}})["rows"]
+    assert sorted(r[0] for r in rows) == sorted([main_sha, task_sha])  # once each, the branch's not yet on main
+    cursor = c.request("debug.cypher", {"query": "MATCH (r:Repository) RETURN r.historyCursor", "params": {}})["rows"]
+    assert cursor == [[main_sha]]  # the cursor stays the root's
+    changes = c.request("history", {"repo": str(wt1), "user": USER, "target": "pkg/util.py", "patch": False})
+    assert [ch["sha"] for ch in changes["changes"]] == [task_sha, main_sha]
+    again = c.request("history.sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert again["git"]["views"] == {str(wt1): {"read": 1, "commits": 0}}  # stored once
+    # A new commit on main (a rewrite-free move of the root) keeps the branch's commit: its worktree reaches it.
+    (main / "pkg" / "app.py").write_text(APP["pkg/app.py"] + "\n\ndef later():\n    return 0\n")
+    git(main, "commit", "-qam", "later on main")
+    c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.sha", "params": {}})["rows"]
+    assert task_sha in {r[0] for r in rows} and len(rows) == 3
