@@ -231,8 +231,10 @@ def attached_memory(req: Req, sym: Sym) -> list[dict[str, Any]]:
         from ..memory import memory_for_symbol
     except ImportError:  # the memory layer is optional for the code questions
         return []
-    try:
-        return list(memory_for_symbol(req.conn, req.user, req.repo.id, sym.id))
+    own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
+    here = (req.source.root, own.content_hash) if req.source is not None and own is not None else None
+    try:  # asked from a worktree whose view has its own version of the symbol: the facts' status is against it
+        return list(memory_for_symbol(req.conn, req.user, req.repo.id, sym.id, here=here))
     except Exception:  # a memory failure must not take the code answer down with it
         import logging
 

@@ -269,6 +269,18 @@ class ViewSnapshots:
             return None
         return ViewSource(repo.id, root, self.overlay_of(repo.id, root) or {})
 
+    def symbol_in_views(self, repo_id: str, path: str, sym_id: str) -> list[tuple[str, str]]:
+        """(view root, the symbol's content hash there) for each view of the repository whose overlay holds the
+        symbol `sym_id` of `path` (memory's status of a fact about a symbol only a view has, or a view changed)."""
+        with self._lock:
+            held = [(root, files) for (rid, root), (_serial, files) in sorted(self._overlays.items()) if rid == repo_id]
+        out = []
+        for root, files in held:
+            sym = ViewSource(repo_id, root, files).symbol_fact(path, sym_id)
+            if sym is not None:
+                out.append((root, sym.content_hash))
+        return out
+
     def status(self, conn: Conn, repo: Repo, root: str, counts: dict[str, Any],
                diags: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
         """`status`'s counts and diagnostics (the baseline's: `counts`, `diags`) as the view at `root` has them."""

@@ -387,3 +387,48 @@ def test_a_worktrees_branch_commits_are_ingested_for_its_head(daemon: DaemonProc
     c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
     rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.sha", "params": {}})["rows"]
     assert task_sha in {r[0] for r in rows} and len(rows) == 3
+
+
+def _recalled(c: Any, root: Path, query: str) -> dict[str, Any]:
+    items = c.request("recall", {"repo": str(root), "user": USER, "query": query, "peek": True})["items"]
+    assert len(items) == 1, items
+    return dict(items[0])
+
+
+def _shown_memory(c: Any, root: Path, symbol: str) -> list[dict[str, Any]]:
+    return list(c.request("show", {"repo": str(root), "user": USER, "symbol": symbol})["memory"])
+
+
+def test_a_fact_about_a_symbol_only_one_worktree_has_says_so(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+    wt = Path(os.path.realpath(wt))
+    c = daemon.client()
+    _index_all(c, main, wt)
+    util = APP["pkg/util.py"]
+    (wt / "pkg" / "util.py").write_text(util + "\n\ndef only_here():\n    return 1\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    made = c.request("remember", {"repo": str(wt), "user": USER, "text": "only_here is the task's entry point",
+                                  "about": "only_here"})  # fmt: skip
+    assert made["created"] and made["symbol"]["name"] == "only_here"
+    c.request("remember", {"repo": str(main), "user": USER, "text": "helper must stay pure", "about": "helper"})
+    # Recalled anywhere (memory is the repository's), marked as that worktree's only.
+    for root in (main, wt):
+        fact = _recalled(c, root, "entry point")
+        assert fact["status"] == "current" and fact["viewOnly"] == [str(wt)], fact
+    [shown] = _shown_memory(c, wt, "only_here")
+    assert shown["status"] == "current" and shown["viewOnly"] == [str(wt)]
+    assert "viewOnly" not in _recalled(c, main, "pure")
+    # Staleness is checked against the view: helper changed in the worktree only.
+    (wt / "pkg" / "util.py").write_text(util.replace("x + 1", "x + 100") + "\n\ndef only_here():\n    return 2\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    assert [m["status"] for m in _shown_memory(c, wt, "helper")] == ["stale"]
+    assert [m["status"] for m in _shown_memory(c, main, "helper")] == ["current"]
+    assert _recalled(c, wt, "pure")["status"] == "stale" and _recalled(c, main, "pure")["status"] == "current"
+    assert _recalled(c, wt, "entry point")["status"] == "stale"  # only_here's body changed in its view
+    # The view drops the symbol: the fact is orphaned, no longer a view's.
+    (wt / "pkg" / "util.py").write_text(util)
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    fact = _recalled(c, main, "entry point")
+    assert fact["status"] == "orphaned" and "viewOnly" not in fact, fact
