@@ -13,6 +13,8 @@ on branches made at HEAD~spacing, HEAD~2*spacing, ... (different files, like tas
 worktree is added minutes after the index (the default registers right after it, with the processes warm).
 Each view's `seconds` splits the scan (walk, hash, parse) from the overlay's resolution; `shared` counts the
 differing files whose facts another view already held (no parse).
+Time is measured twice: wall time, and CPU time of the daemon and its parser processes (`/proc`), which a
+machine shared with other work disturbs much less.
 Targets (the issue): RSS(five) <= 1.5 x RSS(one); registering an extra worktree <= 10 % of a cold index.
 Results: bench/results/worktree_bench[_spacing<n>][_idlepool].json (spacing 5 has no suffix).
 """
@@ -20,6 +22,7 @@ Results: bench/results/worktree_bench[_spacing<n>][_idlepool].json (spacing 5 ha
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -53,6 +56,30 @@ def checkouts(src: str, top: Path, spacing: int) -> tuple[Path, list[tuple[Path,
     return main, wts
 
 
+def _ticks(pid: int, with_children: bool) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    # fields[11:15]: utime, stime, cutime, cstime (children that exited and were waited for)
+    return sum(int(x) for x in fields[11:15]) if with_children else int(fields[11]) + int(fields[12])
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds of the daemon and its parser processes (live ones, and the ones that exited): on a shared,
+    loaded machine wall time mostly measures the wait for a core, CPU time the work."""
+    total = _ticks(pid, True)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                total += _ticks(int(entry), True)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def answer(c: Any, root: Path) -> None:
     for q in QUERIES:
         c.request("locate", {"repo": str(root), "query": q}, timeout=120)
@@ -77,20 +104,22 @@ def one(main: Path) -> dict[str, Any]:
 def five(main: Path, wts: list[tuple[Path, str]], idle_pool: bool) -> dict[str, Any]:
     with BenchDaemon({"NEXUS_PARSE_IDLE_S": "1"} if idle_pool else None) as d:
         c = connect(d.dirs, autostart=False)
-        t0 = time.perf_counter()
+        assert d.proc is not None
+        pid = d.proc.pid
+        t0, u0 = time.perf_counter(), cpu_s(pid)
         c.request("index", {"repo": str(main)}, timeout=3600)
-        cold = time.perf_counter() - t0
+        cold, cold_cpu = time.perf_counter() - t0, cpu_s(pid) - u0
         answer(c, main)
         views = []
         for wt, rev in wts:
             if idle_pool:
                 time.sleep(2.0)
-            t1 = time.perf_counter()
+            t1, u1 = time.perf_counter(), cpu_s(pid)
             r = c.request("index", {"repo": str(wt)}, timeout=3600)
-            took = time.perf_counter() - t1
+            took, took_cpu = time.perf_counter() - t1, cpu_s(pid) - u1
             t2 = time.perf_counter()
             answer(c, wt)
-            views.append({"root": wt.name, "rev": rev[:10], "registerS": round(took, 3),
+            views.append({"root": wt.name, "rev": rev[:10], "registerS": round(took, 3), "registerCpuS": round(took_cpu, 3),
                           "overlayFiles": r["view"]["overlayFiles"], "reResolved": r["overlay"]["reResolved"],
                           "firstAnswersS": round(time.perf_counter() - t2, 3), "mode": r["mode"],
                           "parsed": r["parsed"], "shared": r.get("shared"), "seconds": r["seconds"]})  # fmt: skip
@@ -98,7 +127,7 @@ def five(main: Path, wts: list[tuple[Path, str]], idle_pool: bool) -> dict[str, 
         rss = d.rss_mb()
         listing = c.request("repos", {})["repos"]
         c.close()
-    return {"coldIndexS": round(cold, 3), "rssMb": round(rss, 1), "views": views,
+    return {"coldIndexS": round(cold, 3), "coldIndexCpuS": round(cold_cpu, 3), "rssMb": round(rss, 1), "views": views,
             "repositories": len(listing), "viewsListed": len(listing[0].get("views", [])) if listing else 0}  # fmt: skip
 
 
@@ -118,14 +147,19 @@ def main() -> None:
     ratio = many["rssMb"] / single["rssMb"]
     register = statistics.median(v["registerS"] for v in many["views"])
     share = register / many["coldIndexS"]
+    register_cpu = statistics.median(v["registerCpuS"] for v in many["views"])
+    share_cpu = register_cpu / many["coldIndexCpuS"] if many["coldIndexCpuS"] else 0.0
     out = {
         "repo": a.repo, "spacing": a.spacing, "idlePool": a.idle_pool, "one": single, "five": many,
         "rssRatio": round(ratio, 3), "rssTarget": 1.5, "rssMet": ratio <= 1.5,
         "registerMedianS": round(register, 3), "registerShareOfCold": round(share, 3), "registerTarget": 0.10,
         "firstRegisterShareOfCold": round(many["views"][0]["registerS"] / many["coldIndexS"], 3),
+        "registerCpuMedianS": round(register_cpu, 3), "registerCpuShareOfCold": round(share_cpu, 3),
+        "registerCpuMet": share_cpu <= 0.10,
         "registerMet": share <= 0.10,
     }  # fmt: skip
-    print(f"RSS five/one = {ratio:.2f} (target <= 1.5); extra worktree = {share:.1%} of a cold index (target <= 10%)")
+    print(f"RSS five/one = {ratio:.2f} (target <= 1.5); extra worktree = {share:.1%} of a cold index's wall time, "
+          f"{share_cpu:.1%} of its CPU time (target <= 10%)")
     name = "worktree_bench" + ("" if a.spacing == 5 else f"_spacing{a.spacing}") + ("_idlepool" if a.idle_pool else "")
     print(write_result(name, out))
 

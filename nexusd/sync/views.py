@@ -94,7 +94,7 @@ class ViewSync:
         for path, facts in changes.changed.items():
             stat = scan.stats.get(path)
             view_known[path] = (facts.hash, stat.size if stat else 0, stat.mtime_ns if stat else 0)
-            self.facts[path] = intern_facts(facts)
+            self.facts[path] = facts  # (interned by parse_changes)
         for path in changes.deleted:
             view_known.pop(path, None)
             self.facts.pop(path, None)
