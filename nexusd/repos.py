@@ -105,6 +105,9 @@ class View:
     def state(self) -> dict[str, Any]:
         return worktree_state(self)
 
+    def forget_state(self) -> None:
+        self._state = None
+
 
 def worktree_state(holder: View | Repo) -> dict[str, Any]:
     """{root, head, branch, dirty} of a worktree, cached for a few seconds (`git status` costs milliseconds

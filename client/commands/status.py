@@ -34,7 +34,11 @@ def render_repo(repo: dict[str, Any]) -> list[str]:
     edges = repo.get("edges") or {}
     calls = edges.get("calls") or {}
     by = ", ".join(f"{k} {v}" for k, v in calls.items())
+    view = repo.get("view") or {}
     pairs: list[tuple[str, Any]] = [
+        ("view", (f"worktree of {repo.get('repository')}, {view.get('branch') or 'detached'} at "
+                  f"{(view.get('head') or '?')[:10]}, {view.get('dirty')} dirty, "
+                  f"{view.get('overlayFiles')} files differ from the baseline") if view else None),  # fmt: skip
         ("availability", state(repo["availability"]) if repo.get("availability") else None),
         ("last build", _build(repo.get("lastBuild") or {})),
         ("graph", f"v{repo['graphVersion']}, indexed {ago(repo.get('indexedAt'))}" if "graphVersion" in repo else None),

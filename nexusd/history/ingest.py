@@ -348,6 +348,8 @@ def prune_unreachable(conn: Conn, repo: Repo) -> int:
     reachable = reachable_shas(repo.root)
     if reachable is None:
         return 0
+    for view in repo.live_views():  # a worktree's branch commits stay while that worktree's HEAD reaches them
+        reachable |= reachable_shas(view.root) or set()
     stored = conn.rows("MATCH (c:Commit) WHERE c.repoId = $r RETURN c.sha, c.id", {"r": repo.id})
     gone = [(sha, cid) for sha, cid in stored if sha not in reachable]
     if not gone:
@@ -363,6 +365,37 @@ def prune_unreachable(conn: Conn, repo: Repo) -> int:
     delete_nodes(conn, "Change", change_ids)
     delete_nodes(conn, "Commit", [cid for _, cid in gone])
     return len(gone)
+
+
+def _merge_base(root: str, other: str) -> str | None:
+    cmd = ["git", "--no-pager", *git_source.SAFE_CONFIG, "-C", root, "merge-base", "HEAD", other]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, env=git_source.git_env(), timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip() or None
+
+
+def store_view_commits(conn: Conn, repo: Repo, deny: DenyList, patches: int | None = None) -> dict[str, Any]:
+    """The commits of each worktree's branch that the repository's root HEAD does not reach (from where the two
+    meet up to the worktree's HEAD), stored like the root's; the history cursor stays the root's. By view root:
+    how many were read and stored."""
+    out: dict[str, Any] = {}
+    head = stored_cursor(conn, repo.id)
+    if head is None:
+        return out
+    for view in repo.live_views():
+        base = _merge_base(view.root, head)
+        if base is None:
+            continue
+        plan = plan_git(view.root, base, commit_limit(), deny, patches)
+        plan.head, plan.rewritten = None, False  # the cursor follows the root; nothing here was rewritten
+        if plan.commits:
+            done = store_git(conn, repo, plan)
+            out[view.root] = {"read": done["read"], "commits": done["commits"]}
+    return out
 
 
 def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class HistoryService:
         since = ingest.stored_cursor(conn, repo.id)
         plan = ingest.plan_git(repo.root, since, ingest.commit_limit(), self.deny)
         ingest.store_git(conn, repo, plan)
+        if repo.views:
+            ingest.store_view_commits(conn, repo, self.deny)  # and each worktree's branch
 
     def relink(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
         """After a code sync: relink the changes of the paths it changed to the symbols as indexed now."""

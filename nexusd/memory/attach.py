@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Ambiguous, NotFound
@@ -93,17 +94,34 @@ def shape_hash(root: str | None, symbol: dict[str, Any]) -> str | None:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def fact_status(conn: Conn, fact: dict[str, Any], root: str | None) -> tuple[str, dict[str, Any] | None]:
-    """(status, the symbol to follow when moved/renamed). `fact` carries the symbol* properties."""
+# (symbol path, symbol id) -> [(worktree root, the symbol's content hash there)]: the worktrees' views whose own
+# version of the file holds the symbol (the query layer's overlays, handed in by the caller).
+ViewLookup = Callable[[str, str], list[tuple[str, str]]]
+
+
+def _against(fact: dict[str, Any], content_hash: str | None) -> str:
+    return "stale" if fact.get("symbolHash") and content_hash and content_hash != fact["symbolHash"] else "current"
+
+
+def fact_status(
+    conn: Conn, fact: dict[str, Any], root: str | None, views: ViewLookup | None = None, here: str | None = None
+) -> tuple[str, dict[str, Any] | None]:
+    """(status, the symbol to follow when moved/renamed). `fact` carries the symbol* properties. `here`: the
+    worktree the question was asked from; where its view has its own version of the symbol, the status is
+    against that version. A symbol the graph lacks but a view has is current or stale against the view (the
+    caller marks the fact as that view's only: `view_only`)."""
     sym_id = fact.get("symbolId")
     if not sym_id:
         return "unattached", None
+    held = views(str(fact.get("symbolPath") or ""), str(sym_id)) if views is not None else []
+    for view_root, content_hash in held:
+        if view_root == here:
+            return _against(fact, content_hash), None
     rows = conn.dicts(f"MATCH (s:Symbol {{id: $id}}) RETURN {SYMBOL_COLUMNS}", {"id": sym_id})
     if rows:
-        current = rows[0]
-        if fact.get("symbolHash") and current["contentHash"] and current["contentHash"] != fact["symbolHash"]:
-            return "stale", None
-        return "current", None
+        return _against(fact, rows[0]["contentHash"]), None
+    if held:  # only in worktrees' views: current while one of them has it as remembered
+        return min((_against(fact, h) for _, h in held), key=lambda st: st != "current"), None
     repo_id, kind, name, path = fact.get("repoId"), fact.get("symbolKind"), fact.get("symbolName"), fact.get("symbolPath")
     if fact.get("symbolHash"):
         moved = conn.dicts(
@@ -127,8 +145,23 @@ def fact_status(conn: Conn, fact: dict[str, Any], root: str | None) -> tuple[str
     return "orphaned", None
 
 
-def memory_for_symbol(conn: Conn, user: str, repo_id: str, symbol_id: str) -> list[dict[str, Any]]:
-    """The facts this user remembered about a symbol, each with its status (for `show` and `context`)."""
+def view_only(conn: Conn, fact: dict[str, Any], views: ViewLookup | None) -> list[str]:
+    """The worktrees whose view alone has the fact's symbol (the graph, the repository's root, does not)."""
+    sym_id, path = fact.get("symbolId"), fact.get("symbolPath")
+    if views is None or not sym_id or not path:
+        return []
+    held = views(str(path), str(sym_id))
+    if not held or conn.scalar("MATCH (s:Symbol {id: $id}) RETURN count(s)", {"id": sym_id}):
+        return []
+    return [root for root, _ in held]
+
+
+def memory_for_symbol(
+    conn: Conn, user: str, repo_id: str, symbol_id: str, *, here: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The facts this user remembered about a symbol, each with its status (for `show` and `context`). `here`:
+    (worktree root, the symbol's content hash in that worktree's view) when asked from a view that has its own
+    version of the symbol: the status is against it, and a symbol the graph lacks marks the fact `viewOnly`."""
     rows = conn.dicts(
         "MATCH (f:Fact) WHERE f.userId = $u AND f.repoId = $r AND f.symbolId = $s "
         "RETURN f.id AS id, f.text AS text, f.createdAt AS createdAt, f.usedCount AS usedCount, "
@@ -137,18 +170,20 @@ def memory_for_symbol(conn: Conn, user: str, repo_id: str, symbol_id: str) -> li
     )
     if not rows:
         return []
-    current = conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.contentHash", {"id": symbol_id})
+    in_graph = conn.dicts("MATCH (s:Symbol {id: $id}) RETURN s.contentHash AS h", {"id": symbol_id})
+    current = here[1] if here is not None else (in_graph[0]["h"] if in_graph else None)
     out = []
     for row in rows:
         stale = bool(row["symbolHash"] and current and current != row["symbolHash"])
-        out.append(
-            {
-                "id": row["id"],
-                "type": "fact",
-                "text": row["text"],
-                "createdAt": row["createdAt"],
-                "usedCount": row["usedCount"] or 0,
-                "status": "stale" if stale else "current",
-            }
-        )
+        item = {
+            "id": row["id"],
+            "type": "fact",
+            "text": row["text"],
+            "createdAt": row["createdAt"],
+            "usedCount": row["usedCount"] or 0,
+            "status": "stale" if stale else "current",
+        }
+        if here is not None and not in_graph:
+            item["viewOnly"] = [here[0]]
+        out.append(item)
     return out

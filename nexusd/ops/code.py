@@ -324,11 +324,17 @@ def status_section(parts: Parts, conn: Conn, args: Scoped) -> tuple[str, Any]:
         if repo is None or (user and owner_of(repo) != user and not repo_shared()):
             continue
         counts, diags = parts.counts.get(conn, repo)
+        root = repo.view_root(os.path.realpath(args.repo)) if args.repo else repo.root
+        view: dict[str, Any] = {}
+        if root != repo.root:  # asked from a worktree: its view's counts, diagnostics and dirty files
+            counts, diags = parts.views.status(conn, repo, root, counts, diags)
+            view = {"view": repo.view_info(root), "repository": repo.root}
         build = repo.last_build or {}
         out.append(
             {
                 "name": repo.name,
-                "root": repo.root,
+                "root": root,
+                **view,
                 "availability": "missing" if repo.missing else "ready" if repo.indexed_at is not None else "not indexed",
                 "lastBuild": {k: build.get(k) for k in ("outcome", "mode", "at", "error", "parsed", "deleted") if k in build},
                 **({"damaged": repo.damaged} if repo.damaged else {}),

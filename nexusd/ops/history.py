@@ -142,6 +142,8 @@ def history_sync(ctx: Ctx, args: HistorySyncArgs) -> dict[str, Any]:
             out["git"] = ingest.store_git(conn, repo, plan)
             out["git"]["since"] = since
             _store_vectors(conn, repo.id, "", "Commit", [(c.id, c.message) for c in plan.commits])
+            if repo.views:  # the worktrees' branches: their own commits, once each
+                out["git"]["views"] = ingest.store_view_commits(conn, repo, deny, args.patches)
     if args.docs:
         ctx.progress({"message": "splitting docs"})
         sections, denied = ingest.plan_docs(repo.root, deny)

@@ -8,6 +8,7 @@ filters on the user only). Writes run on the writer thread and go through `Memor
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import os
 import time
@@ -260,8 +261,9 @@ def remember(ctx: Ctx, args: RememberArgs) -> dict[str, Any]:
     if not text:
         raise BadRequest("remember: text is empty")
     symbol: dict[str, Any] | None = None
+    root = repo.view_root(os.path.realpath(args.repo)) if args.repo else repo.root
     if args.about:
-        symbol = attach.resolve_symbol(_conn(ctx), repo.id, args.about)
+        symbol = _about(ctx, repo, root, args.repo, args.about)
     fid = model.content_id("Fact", user, repo.id, text, symbol["key"] if symbol else None)
     result = {"id": fid, "symbol": _public_symbol(symbol)}
     if _exists(ctx, "Fact", fid):
@@ -275,11 +277,33 @@ def remember(ctx: Ctx, args: RememberArgs) -> dict[str, Any]:
     if symbol:
         node.update(
             symbolId=symbol["id"], symbolKey=symbol["key"], symbolName=symbol["name"], symbolHash=symbol["contentHash"],
-            symbolPath=symbol["path"], symbolKind=symbol["kind"], symbolShape=attach.shape_hash(repo.root, symbol),
+            symbolPath=symbol["path"], symbolKind=symbol["kind"], symbolShape=attach.shape_hash(root, symbol),
         )
     node["searchText"] = search_text(text, node.get("symbolName"), node.get("symbolKey"))
     service(ctx).write(_conn(ctx), {"op": "Fact", "node": node})
     return _scoped(ctx, user, repo, {**result, "created": True})
+
+
+def _about(ctx: Ctx, repo: Repo, root: str, path: str | None, ref: str) -> dict[str, Any]:
+    """The symbol a fact is about, as the checkout it is remembered from has it: in a worktree whose view has its
+    own version of the symbol's file (or a symbol only that view has), the view's symbol and content hash."""
+    if root == repo.root:
+        return attach.resolve_symbol(_conn(ctx), repo.id, ref)
+    from ..query.resolve_arg import resolve_symbol as resolve_in
+
+    source = ctx.parts.views.source(repo, path)
+    try:
+        symbol = attach.resolve_symbol(_conn(ctx), repo.id, ref)
+    except NotFound:
+        snap = ctx.parts.views.get(_conn(ctx), repo, path)
+        with snap.lock.read():
+            sym = resolve_in(snap, ref)
+        symbol = {"id": sym.id, "key": sym.key, "name": sym.name, "qualifiedName": sym.qname, "kind": sym.kind,
+                  "path": sym.path, "contentHash": "", "startLine": sym.start, "endLine": sym.end}  # fmt: skip
+    own = source.symbol_fact(symbol["path"], symbol["id"]) if source is not None else None
+    if own is not None:
+        symbol.update(contentHash=own.content_hash, startLine=own.start_line, endLine=own.end_line)
+    return symbol
 
 
 def _public_symbol(symbol: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -471,8 +495,10 @@ def recall(ctx: Ctx, args: RecallArgs) -> dict[str, Any]:
         item.update(text=text, score=round(score, 6), tokens=cost)
         if doc.item["type"] == "fact":
             item["text"] = doc.item["text"]
-            item["status"] = _status(ctx, svc, doc) if doc.item.get("symbolId") else None
+            item["status"], only = _status(ctx, svc, doc, args.repo) if doc.item.get("symbolId") else (None, [])
             item["symbol"] = doc.item.get("symbol")
+            if only:
+                item["viewOnly"] = only  # the symbol exists in these worktrees only
         item["repoId"] = doc.repo
         repo = ctx.parts.repos.get(doc.repo)
         item["repo"] = repo.root if repo else None
@@ -507,10 +533,15 @@ def recall(ctx: Ctx, args: RecallArgs) -> dict[str, Any]:
     return result
 
 
-def _status(ctx: Ctx, svc: MemoryService, doc: Any) -> str:
+def _status(ctx: Ctx, svc: MemoryService, doc: Any, asked_from: str | None = None) -> tuple[str, list[str]]:
+    """The fact's status, and the worktrees whose view alone has its symbol (none: the graph has it, or no
+    view does)."""
     fact = {"repoId": doc.repo, **doc.item}
     repo = ctx.parts.repos.get(doc.repo)
-    status, follow = attach.fact_status(_conn(ctx), fact, repo.root if repo else None)
+    views = functools.partial(ctx.parts.views.symbol_in_views, doc.repo) if repo is not None and repo.views else None
+    here = repo.view_root(os.path.realpath(asked_from)) if repo is not None and asked_from else None
+    status, follow = attach.fact_status(_conn(ctx), fact, repo.root if repo else None, views, here)
+    only = attach.view_only(_conn(ctx), fact, views)
     if follow is not None:
         record = {
             "op": "attach", "id": doc.id, "symbolId": follow["id"], "symbolKey": follow["key"],
@@ -521,7 +552,7 @@ def _status(ctx: Ctx, svc: MemoryService, doc: Any) -> str:
         doc.item.update({k: record[k] for k in ("symbolId", "symbolKey", "symbolName", "symbolPath", "symbolHash")})
         doc.item["symbol"] = {"id": follow["id"], "key": follow["key"], "name": follow["name"], "path": follow["path"]}
         svc.submit(lambda conn: svc.write(conn, record))
-    return status
+    return status, only
 
 
 # -- export, import, forget -------------------------------------------------------------------------------

@@ -96,6 +96,7 @@ def _answer(ctx: Ctx, args: Question, build: Callable[[graphq.Req], dict[str, An
         req = graphq.Req(
             op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.user or "",
             clock=paging.Clock(min(float(time_ms), ctx.remaining() * 1000)),
+            source=ctx.parts.views.source(repo, getattr(args, "repo", None)),
         )  # fmt: skip
         result = build(req)
         version = snap.version

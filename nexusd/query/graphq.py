@@ -8,6 +8,7 @@ with the semantic key as the last tie-breaker, so an answer is a function of (re
 from __future__ import annotations
 
 import heapq
+import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ..opargs import Args
     from ..repos import Repo
     from ..store import Conn
+    from .overlay import ViewSource
 
 MAX_DEPTH = 6  # docs/field-notes.md (lookups): interactive walks stay bounded at six hops
 SNIPPET_MAX_LINES = 400
@@ -41,6 +43,13 @@ class Req:
     conn: Conn
     user: str = ""
     clock: paging.Clock = field(default_factory=lambda: paging.Clock(5000))
+    # A worktree's view (query/overlay.py): its root and its overlay's facts; None for the repository's own root.
+    source: ViewSource | None = None
+
+    @property
+    def root(self) -> str:
+        """The checkout the question is about: the worktree's root for a view, else the repository's."""
+        return self.source.root if self.source is not None else self.repo.root
 
     @property
     def version(self) -> int:
@@ -60,20 +69,22 @@ class Req:
 # -- paths and files ----------------------------------------------------------------------------------
 
 
-def confine(repo: Repo, path: str) -> str:
-    """A repository-relative path for `path`, refusing anything outside the root (`..`, absolute, symlinks)."""
+def confine(repo: Repo, path: str, root: str | None = None) -> str:
+    """A repository-relative path for `path`, refusing anything outside the root (`..`, absolute, symlinks);
+    `root`: the checkout's root when it is not the repository's own (a worktree's view)."""
     if "\x00" in path:  # found by fuzzing: os.path.realpath raises ValueError on NUL, which surfaced as `internal`
         raise BadRequest("a path cannot hold a NUL byte")
-    root = os.path.realpath(repo.root)
+    shown = root or repo.root
+    root = os.path.realpath(shown)
     raw = path if os.path.isabs(path) else os.path.join(root, path)
     full = os.path.realpath(raw)
     if full != root and not full.startswith(root + os.sep):
-        raise Forbidden(f"{path} is outside the repository root {repo.root}")
+        raise Forbidden(f"{path} is outside the repository root {shown}")
     return os.path.relpath(full, root).replace(os.sep, "/")
 
 
 def resolve_file(req: Req, path: str) -> str:
-    rel = confine(req.repo, path)
+    rel = confine(req.repo, path, req.root)
     if rel not in req.snap.files:
         raise NotFound(f"{rel} is not in the graph", hint="the walk may skip it (see `nexus status`), or sync first")
     return rel
@@ -99,6 +110,9 @@ def show_symbol(req: Req, sym: Sym, *, limit: int, with_snippet: bool) -> dict[s
         "MATCH (s:Symbol {id: $id}) RETURN s.doc AS doc, s.contentHash AS contentHash", {"id": sym.id}
     )
     extra = row[0] if row else {}
+    own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
+    if own is not None:  # a symbol of the view's overlay: its doc and hash are the view's (the graph's are not)
+        extra = {"doc": own.doc[:500], "contentHash": own.content_hash}
     node: dict[str, Any] = {
         **sym.ref(),
         "qualifiedName": sym.qname,
@@ -136,6 +150,12 @@ def show_file(req: Req, rel: str, *, limit: int, with_snippet: bool) -> dict[str
         {"id": fid},
     )
     facts = row[0] if row else {}
+    own = req.source.file_facts(rel) if req.source is not None else None
+    if own is not None:  # a file of the view's overlay: its hash, role and diagnostics are the view's
+        diags = [{"severity": d.severity, "code": d.code, "message": d.message[:300], "line": d.line}
+                 for d in own.diagnostics[:20]]  # fmt: skip
+        facts = {"hash": own.hash, "language": own.language, "role": own.role, "lineCount": own.line_count,
+                 "diagnostics": json.dumps(diags) if diags else ""}  # fmt: skip
     top = sorted(
         (snap.by_id[s] for s in snap.by_file.get(rel, ()) if snap.by_id[s].parent is None),
         key=lambda s: (s.start, s.key),
@@ -166,8 +186,12 @@ def snippet(req: Req, rel: str, start: int, end: int | None) -> dict[str, Any]:
     from ..sourcefile import read_source_checked
 
     fid = req.snap.files[rel][0]
-    indexed = req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}) or ""
-    data, reason = read_source_checked(req.repo.root, rel)
+    own = req.source.file_facts(rel) if req.source is not None else None
+    if own is not None:  # the view's version of the file: its bytes are checked against the view's hash
+        indexed = own.hash
+    else:
+        indexed = req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}) or ""
+    data, reason = read_source_checked(req.root, rel)
     if data is None:
         if reason == "outside-root":
             raise Forbidden(f"{rel} resolves outside the repository root")
@@ -207,8 +231,10 @@ def attached_memory(req: Req, sym: Sym) -> list[dict[str, Any]]:
         from ..memory import memory_for_symbol
     except ImportError:  # the memory layer is optional for the code questions
         return []
-    try:
-        return list(memory_for_symbol(req.conn, req.user, req.repo.id, sym.id))
+    own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
+    here = (req.source.root, own.content_hash) if req.source is not None and own is not None else None
+    try:  # asked from a worktree whose view has its own version of the symbol: the facts' status is against it
+        return list(memory_for_symbol(req.conn, req.user, req.repo.id, sym.id, here=here))
     except Exception:  # a memory failure must not take the code answer down with it
         import logging
 
@@ -550,7 +576,11 @@ def context(req: Req, sym: Sym, *, depth: int, budget: int, confidence: float | 
 
 
 def show_head(req: Req, sym: Sym) -> dict[str, Any]:
-    doc = req.conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.doc", {"id": sym.id}) or ""
+    own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
+    if own is not None:
+        doc = own.doc[:500]
+    else:
+        doc = req.conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.doc", {"id": sym.id}) or ""
     return {**sym.ref(), "qualifiedName": sym.qname, "signature": sym.signature, "endLine": sym.end, "doc": doc}
 
 
@@ -882,7 +912,7 @@ def node_arg(req: Req, arg: str) -> str:
     """A neighbors start: a file path (when it names an indexed file) or a symbol argument."""
     if "/" in arg or arg.endswith((".py", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")):
         try:
-            rel = confine(req.repo, arg)
+            rel = confine(req.repo, arg, req.root)
         except Forbidden:
             raise
         if rel in req.snap.files:

@@ -18,9 +18,11 @@ import os
 import threading
 from array import array
 from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
+from ..parse.facts import FileFacts, SymbolFact, symbol_id
 from .compact import Names, Over, Rows
 from .snapshot import Snapshot, Snapshots
 
@@ -156,6 +158,77 @@ def overlay_counts(view: Snapshot) -> dict[str, int]:
     return {"entries": entries, "symbols": len(slots.extra) if isinstance(slots, Slots) else 0}
 
 
+@dataclass(frozen=True)
+class ViewSource:
+    """What a view's answers read beside its snapshot: the worktree's own files (snippets are its bytes, checked
+    against its hash) and, for the files of its overlay, the view's facts (a file's hash, role, diagnostics; a
+    symbol's doc and content hash). A file outside the overlay has the baseline's bytes: the graph's row is
+    right for it."""
+
+    repo_id: str
+    root: str
+    files: dict[str, FileData | None]
+
+    def file_facts(self, path: str) -> FileFacts | None:
+        """The view's facts of `path` when the overlay holds it (None: the graph's row is the view's)."""
+        data = self.files.get(path)
+        return data[0] if data is not None else None
+
+    def symbol_fact(self, path: str, sym_id: str) -> SymbolFact | None:
+        facts = self.file_facts(path)
+        if facts is None:
+            return None
+        for sym in facts.symbols:
+            if symbol_id(self.repo_id, path, sym.kind, sym.qualified_name, sym.occurrence) == sym_id:
+                return sym
+        return None
+
+
+def path_counts(snap: Snapshot, paths: set[str]) -> dict[str, Any]:
+    """What the files `paths` hold in `snap`, in `status`'s terms (graphwrite.repo_counts): files, symbols, call
+    edges out of their symbols by resolution, imports out of them, unresolved calls."""
+    files = symbols = imports = unresolved = 0
+    calls: dict[str, int] = {}
+    for path in paths:
+        if path not in snap.files:
+            continue
+        files += 1
+        imports += len(snap.imports_out.get(path, ()))
+        for sid in snap.by_file.get(path, ()):
+            sym = snap.by_id.get(sid)
+            if sym is None:
+                continue
+            symbols += 1
+            unresolved += sym.unresolved_count
+            for edge in snap.calls_out.get(sid, ()):
+                calls[edge.resolution] = calls.get(edge.resolution, 0) + 1
+    return {"files": files, "symbols": symbols, "calls": calls, "imports": imports, "unresolved": unresolved}
+
+
+def view_counts(base_counts: dict[str, Any], base: Snapshot, view: Snapshot, paths: set[str],
+                base_diag_paths: set[str], own_diags: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:  # fmt: skip
+    """`status`'s counts for a view: the baseline's, less what the overlay's paths hold in the baseline, plus what
+    they hold in the view. `base_diag_paths`: the overlay's paths with diagnostics in the graph; `own_diags`: the
+    view's diagnostics of its overlay's files, by path."""
+    before, after = path_counts(base, paths), path_counts(view, paths)
+    edges = base_counts.get("edges") or {}
+    calls = dict(edges.get("calls") or {})
+    for res in set(calls) | set(before["calls"]) | set(after["calls"]):
+        n = calls.get(res, 0) - before["calls"].get(res, 0) + after["calls"].get(res, 0)
+        if n > 0:
+            calls[res] = n
+        else:
+            calls.pop(res, None)
+    out = dict(base_counts)
+    out["files"] = base_counts.get("files", 0) - before["files"] + after["files"]
+    out["symbols"] = base_counts.get("symbols", 0) - before["symbols"] + after["symbols"]
+    out["edges"] = {**edges, "calls": dict(sorted(calls.items())),
+                    "imports": edges.get("imports", 0) - before["imports"] + after["imports"]}  # fmt: skip
+    out["unresolvedReferences"] = base_counts.get("unresolvedReferences", 0) - before["unresolved"] + after["unresolved"]
+    out["filesWithDiagnostics"] = base_counts.get("filesWithDiagnostics", 0) - len(base_diag_paths) + len(own_diags)
+    return out
+
+
 class ViewSnapshots:
     """The views' snapshots (one per worktree that has an overlay), over the repositories' snapshots.
 
@@ -189,6 +262,51 @@ class ViewSnapshots:
         with self._lock:
             entry = self._overlays.get((repo_id, root))
         return entry[1] if entry is not None else None
+
+    def source(self, repo: Repo, path: str | None) -> ViewSource | None:
+        """The view holding `path` (None: the repository's own root, or no path)."""
+        if not path or not repo.views:
+            return None
+        root = repo.view_root(os.path.realpath(path))
+        if root == repo.root:
+            return None
+        return ViewSource(repo.id, root, self.overlay_of(repo.id, root) or {})
+
+    def symbol_in_views(self, repo_id: str, path: str, sym_id: str) -> list[tuple[str, str]]:
+        """(view root, the symbol's content hash there) for each view of the repository whose overlay holds the
+        symbol `sym_id` of `path` (memory's status of a fact about a symbol only a view has, or a view changed)."""
+        with self._lock:
+            held = [(root, files) for (rid, root), (_serial, files) in sorted(self._overlays.items()) if rid == repo_id]
+        out = []
+        for root, files in held:
+            sym = ViewSource(repo_id, root, files).symbol_fact(path, sym_id)
+            if sym is not None:
+                out.append((root, sym.content_hash))
+        return out
+
+    def status(self, conn: Conn, repo: Repo, root: str, counts: dict[str, Any],
+               diags: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+        """`status`'s counts and diagnostics (the baseline's: `counts`, `diags`) as the view at `root` has them."""
+        files = self.overlay_of(repo.id, root) or {}
+        if not files:
+            return counts, diags
+        paths = set(files)
+        rows = conn.rows(
+            "MATCH (f:File) WHERE f.repoId = $r AND f.path IN $paths AND coalesce(f.diagnostics, '') <> '' "
+            "RETURN f.path", {"r": repo.id, "paths": sorted(paths)},
+        )  # fmt: skip
+        own: dict[str, list[dict[str, Any]]] = {}
+        for path, data in files.items():
+            if data is not None and data[0].diagnostics:
+                own[path] = [{"path": path, "severity": d.severity, "code": d.code, "message": d.message[:300],
+                              "line": d.line} for d in data[0].diagnostics[:20]]  # fmt: skip
+        base = self.snapshots.get(conn, repo)
+        view = self.get(conn, repo, root)
+        with base.lock.read():
+            out = view_counts(counts, base, view, paths, {r[0] for r in rows}, own)
+        listed = [d for d in diags if d.get("path") not in paths] + [d for ds in own.values() for d in ds]
+        listed.sort(key=lambda d: (d.get("path", ""), d.get("line") or 0))
+        return out, listed[: max(20, len(diags))]
 
     def get(self, conn: Conn, repo: Repo, path: str | None) -> Snapshot:
         base = self.snapshots.get(conn, repo)

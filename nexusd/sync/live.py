@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..batch import CommittedBatch, FileData
+from ..parse.facts import FileFacts
 from ..repos import Repo, RepoRegistry, record_build, record_failure
 from ..store import StoreBusy, StoreError
 from . import graphwrite
@@ -107,7 +108,8 @@ class LiveSync:
         key = view_key(repo.id, root)
         vs = self.views.get(key)
         if vs is None:
-            vs = self.views[key] = ViewSync(repo.id, root, self.cache_dir, lambda: self.pool)
+            vs = self.views[key] = ViewSync(repo.id, root, self.cache_dir, lambda: self.pool,
+                                            functools.partial(self._shared_facts, repo.id))  # fmt: skip
         try:
             report = vs.sync(conn, base, progress, paths=paths)
         except Exception:
@@ -116,11 +118,21 @@ class LiveSync:
         self._publish_view(repo, root, vs)
         return report
 
+    def _shared_facts(self, repo_id: str, path: str, digest: str) -> FileFacts | None:
+        """Facts of `path` with content `digest` that one of the repository's views already holds."""
+        for key, vs in self.views.items():
+            if key.split(VIEW_SEP, 1)[0] == repo_id:
+                held = vs.held(path, digest)
+                if held is not None:
+                    return held
+        return None
+
     def _publish_view(self, repo: Repo, root: str, vs: ViewSync) -> None:
         view = repo.views.get(root)
         if view is not None:
             view.overlay_files = sum(1 for p in vs.files if p in vs.facts or vs.files[p] is None)
             view.synced_at = time.time()
+            view.forget_state()  # the files moved: the next answer counts the dirty files again
         for listener in self.view_listeners:
             try:
                 listener(repo, root, vs.files)

@@ -19,6 +19,7 @@ import logging
 import posixpath
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from ..batch import FileData
 from ..parse.facts import FileFacts, content_hash
 from ..resolve.base import RepoIndex
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
-from .parsepool import ParseOutcome, ParsePool, ParseTask
+from .parsepool import ParseOutcome, ParsePool, ParseTask, inline
 from .walk import read_source_checked
 
 if TYPE_CHECKING:
@@ -35,20 +36,41 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
+Shared = Callable[[str, str], "FileFacts | None"]
+# A view's differing files parse in the daemon when the parser processes are not running and there are at most
+# this many: starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, more than parsing a
+# few dozen files here (the same rule, and the same lack of a per-file time limit, as a small incremental sync).
+VIEW_INLINE_MAX = 64
+
+
+@dataclass
+class ViewReport(SyncReport):
+    """A view's scan: a sync report, plus how many of the differing files took facts another view holds
+    (counted in `parsed`, without a parse)."""
+
+    shared: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "shared": self.shared}
 
 
 class ViewSync:
     """The overlay of one view (worktree root) of one repository."""
 
-    def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool]) -> None:
+    def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool],
+                 shared: Shared = lambda _p, _h: None) -> None:  # fmt: skip
         self.root = root
+        # Facts of a (path, content hash) another view of the repository already holds: worktrees on branches
+        # of nearby commits share most of the versions that differ from the baseline, parsed once.
+        self.shared = shared
+        self.pool = pool
         # The baseline engine's stages, pointed at the view's root: its walk rules, parse and facts cache.
         self.scanner = RepoSync(repo_id, root, cache_dir, pool)
         self.known: dict[str, tuple[str, int, int]] | None = None  # the view's files: (hash, size, mtimeNs)
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
 
-    def sync(self, conn: Conn, base: RepoSync, progress: Progress, *, paths: list[str] | None = None) -> SyncReport:
+    def sync(self, conn: Conn, base: RepoSync, progress: Progress, *, paths: list[str] | None = None) -> ViewReport:
         """Scan the view (all of it, or `paths`) and recompute the overlay against the baseline."""
         t0 = time.perf_counter()
         base_known = base.known if base.known is not None else {}
@@ -57,8 +79,9 @@ class ViewSync:
         # match the baseline's checkout), so a file with the baseline's bytes is never parsed.
         known = {p: (h, -1, -1) for p, (h, _s, _m) in base_known.items()} if first else self.known
         assert known is not None
-        report = SyncReport("view")
+        report = ViewReport("view")
         scan = self.scanner.scan(known, paths, False, report)
+        report.seconds["walk"] = time.perf_counter() - t0
         changes = self.scanner.parse_changes(self._outcomes(scan.tasks, progress, report), scan, known, report)
         view_known = dict(known) if not first else {}
         if first:
@@ -71,7 +94,7 @@ class ViewSync:
         for path, facts in changes.changed.items():
             stat = scan.stats.get(path)
             view_known[path] = (facts.hash, stat.size if stat else 0, stat.mtime_ns if stat else 0)
-            self.facts[path] = intern_facts(facts)
+            self.facts[path] = facts  # (interned by parse_changes)
         for path in changes.deleted:
             view_known.pop(path, None)
             self.facts.pop(path, None)
@@ -87,20 +110,39 @@ class ViewSync:
         report.seconds["total"] = time.perf_counter() - t0
         return report
 
-    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
+    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: ViewReport) -> Iterator[ParseOutcome]:
         """Hash in the daemon first (a read and a hash per file, no process round trip): a file with its known
         bytes is "unchanged" here; only the others go to the parser (the pool when there are many)."""
         rest: list[ParseTask] = []
+        t0 = time.perf_counter()
         for task in tasks:
-            if task.known_hash is None:
-                rest.append(task)
-                continue
             data, _reason = read_source_checked(self.root, task.path, MAX_FILE_BYTES)
-            if data is not None and content_hash(data) == task.known_hash:
-                yield ParseOutcome(task.path, "unchanged", hash=task.known_hash)
+            digest = content_hash(data) if data is not None else None
+            if digest is not None and digest == task.known_hash:
+                yield ParseOutcome(task.path, "unchanged", hash=digest)
+                continue
+            held = self.shared(task.path, digest) if digest is not None else None
+            if held is not None:
+                report.shared += 1
+                yield ParseOutcome(task.path, "parsed", facts=held, hash=digest or "")
             else:
                 rest.append(task)
-        yield from self.scanner._parse(rest, progress, report)
+        t1 = time.perf_counter()
+        report.seconds["hash"] = t1 - t0
+        yield from self._parse(rest, progress, report)
+        report.seconds["parse"] = time.perf_counter() - t1
+
+    def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
+        if tasks and len(tasks) <= VIEW_INLINE_MAX and self.pool().alive == 0:
+            progress({"phase": "parse", "done": 0, "total": len(tasks), "message": "parsing in the daemon"})
+            yield from inline(self.root, tasks, MAX_FILE_BYTES)
+        else:
+            yield from self.scanner._parse(tasks, progress, report)
+
+    def held(self, path: str, digest: str) -> FileFacts | None:
+        """The facts this view holds for `path` when they are of the content `digest`."""
+        facts = self.facts.get(path)
+        return facts if facts is not None and digest and facts.hash == digest else None
 
     def differing(self, base: RepoSync) -> tuple[set[str], set[str]]:
         """(paths whose content in the view differs from the baseline's or that only the view has, baseline
@@ -115,14 +157,21 @@ class ViewSync:
         batch): no read of the view's files except those whose facts are not held."""
         index = base._ensure_index(conn, progress, skip=set())
         differ, missing = self.differing(base)
+        view_known = self.known or {}
         for path in set(self.facts) - differ:
             del self.facts[path]  # the same bytes as the baseline now
         # Facts of the view's files that differ are parsed from the view (the facts cache is not read: its
         # packs are loaded whole, seconds for a large repository, to save a parse of a few files).
-        need = [p for p in sorted(differ) if p not in self.facts]
+        need = []
+        for path in sorted(differ - set(self.facts)):
+            held = self.shared(path, view_known.get(path, ("",))[0])
+            if held is not None:
+                self.facts[path] = held
+            else:
+                need.append(path)
         if need:
             report = SyncReport("view")
-            for outcome in self.scanner._parse([ParseTask(p) for p in need], progress, report):
+            for outcome in self._parse([ParseTask(p) for p in need], progress, report):
                 if outcome.facts is not None:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)

@@ -23,6 +23,11 @@ Rules, in the order they are applied (the first one that fires gives the reason)
 6. `binary`: well-known binary extensions (images, archives, objects, fonts...); anything else is sniffed for a
    NUL byte by `read_source`.
 
+A directory below the root holding a `.git` file that points into this repository's git dir (a linked worktree
+created inside the checkout, `git worktree add .worktrees/x`) is skipped as `worktree`: it is another checkout of
+the same repository, registered as its own view (ARCHITECTURE.md, "Worktrees"), not files of this one. A
+submodule's `.git` file points elsewhere and the submodule is walked as before.
+
 Symlinks are never followed, in either direction: a symlink out of the root is reported as `symlink-escape`;
 one inside the root is reported as `symlink` and skipped, because its target is listed under its real path
 anyway (listing both would duplicate every symbol) and a symlinked directory can form a loop. Not following also
@@ -177,6 +182,8 @@ class WalkRules:
         self._specs: dict[str, tuple[GitIgnoreSpec | None, GitIgnoreSpec | None]] = {}
         self._exclude: GitIgnoreSpec | None = None
         self._exclude_loaded = False
+        self._common: str | None = None  # the root's common git dir ("" outside git), found on first need
+        self._nested: dict[str, bool] = {}  # dir rel path -> is a linked worktree of this repository
 
     # -- cache -------------------------------------------------------------------------------------------
 
@@ -185,6 +192,7 @@ class WalkRules:
         if dir_rel is None:
             self._specs.clear()
             self._exclude_loaded = False
+            self._nested.clear()
         else:
             self._specs.pop(dir_rel.strip("/"), None)
             if dir_rel.strip("/") in ("", ".git", ".git/info"):
@@ -239,6 +247,22 @@ class WalkRules:
             self._exclude = _load_spec(os.path.join(gitdir, "info", "exclude"))
         return self._exclude
 
+    def _nested_worktree(self, dir_rel: str, has_git: bool | None = None) -> bool:
+        """Whether the directory `dir_rel` (below the root) is a linked worktree of this repository: its `.git`
+        is a file whose git dir shares the root's common git dir. `has_git`: the listing's answer, saving a stat."""
+        cached = self._nested.get(dir_rel)
+        if cached is not None:
+            return cached
+        found = False
+        if has_git is not False:
+            marker = os.path.join(self._root_str, dir_rel, ".git")
+            if os.path.isfile(marker):
+                if self._common is None:
+                    self._common = _common_dir(self._root_str) or ""
+                found = bool(self._common) and _common_dir(os.path.join(self._root_str, dir_rel)) == self._common
+        self._nested[dir_rel] = found
+        return found
+
     # -- rules -------------------------------------------------------------------------------------------
 
     def _ignore_verdict(self, rel: str, is_dir: bool, layers: _Layers) -> str | None:
@@ -291,7 +315,7 @@ class WalkRules:
 
         Checks every ancestor directory too, so the watcher can ask about any event path. Returns one of
         "outside-root", "non-utf8-path", "bad-path-name", "default-dir", "gitignore", "nexusignore", "secret",
-        "binary". Size, content and symlink checks need the file itself: see `walk` and `read_source`.
+        "binary", "worktree". Size, content and symlink checks need the file itself: see `walk` and `read_source`.
         """
         rel = rel_path.replace(os.sep, "/").strip("/")
         if os.path.isabs(rel_path) or not rel:
@@ -306,6 +330,8 @@ class WalkRules:
             reason = self._entry_reason(sub, name, is_dir or not last, layers)
             if reason is not None:
                 return reason
+            if (is_dir or not last) and self._nested_worktree(sub):
+                return "worktree"
             if not last:
                 layers = self._layers(layers, sub)
         return None
@@ -334,7 +360,11 @@ class WalkRules:
             except OSError:
                 self.skipped.append(SkippedPath(dir_rel or ".", "unreadable"))
                 continue
-            layers = self._layers(parent_layers, dir_rel, frozenset(e.name for e in entries))
+            names = frozenset(e.name for e in entries)
+            if dir_rel and ".git" in names and self._nested_worktree(dir_rel, True):
+                self.skipped.append(SkippedPath(dir_rel, "worktree"))
+                continue
+            layers = self._layers(parent_layers, dir_rel, names)
             subdirs: list[tuple[str, _Layers]] = []
             for entry in entries:
                 name = entry.name
@@ -374,3 +404,24 @@ class WalkRules:
         if target == self._root_str or target.startswith(self._root_str + os.sep):
             return "symlink"
         return "symlink-escape"
+
+
+def _common_dir(checkout: str) -> str | None:
+    """The realpath of the common git dir of the checkout at `checkout` (its `.git` directory, or where its `.git`
+    file's "gitdir:" and that dir's `commondir` lead), or None. Files only, no git process."""
+    marker = os.path.join(checkout, ".git")
+    if os.path.isdir(marker):
+        return os.path.realpath(marker)
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(checkout, line[7:].strip())
+        common = os.path.join(gitdir, "commondir")
+        if os.path.isfile(common):
+            with open(common, encoding="utf-8") as handle:
+                gitdir = os.path.join(gitdir, handle.read().strip())
+    except OSError:
+        return None
+    return os.path.realpath(gitdir)

@@ -264,3 +264,171 @@ def test_impact_in_a_worktree_whose_branch_renamed_a_function(daemon: DaemonProc
     assert [v["root"] for v in c.request("repos", {"user": USER})["repos"][0]["views"]] == [
         os.path.realpath(main), os.path.realpath(wt1)]  # fmt: skip
     assert _names(c, wt1, "assist") == {"assist"}
+
+
+def test_a_second_worktree_of_a_branch_takes_the_first_ones_facts(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt1))
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef on_task():\n    return 2\n")
+    extra = EXTRA["pkg/extra.py"].replace("import helper", "import helper, on_task")
+    (wt1 / "pkg" / "extra.py").write_text(extra + "\n\ndef extra_task():\n    return on_task()\n")
+    git(wt1, "commit", "-qam", "task work")
+    git(main, "worktree", "add", "-q", "--detach", str(wt2), "task")
+    c = daemon.client()
+    _index_all(c, main)
+    first = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert first["parsed"] == 2 and first["shared"] == 0
+    second = c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+    # The same two versions that differ from the baseline: their facts are wt1's, not parsed again.
+    assert second["parsed"] == 2 and second["shared"] == 2, second
+    assert second["overlay"]["files"] == ["pkg/extra.py", "pkg/util.py"]
+    for root in (wt1, wt2):
+        assert _callers(c, root, "on_task") == {"extra_task"}
+    assert _names(c, main, "on_task") == set()
+    # Shared facts are not shared edits: a change in wt1 stays in wt1.
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef on_task_renamed():\n    return 2\n")
+    c.request("sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert _names(c, wt1, "on_task_renamed") == {"on_task_renamed"} and _names(c, wt1, "on_task") == set()
+    assert _names(c, wt2, "on_task") == {"on_task"} and _names(c, wt2, "on_task_renamed") == set()
+
+
+def test_show_context_and_status_answer_for_the_worktree_they_are_asked_from(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA})
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "docs", str(wt))
+    wt = Path(os.path.realpath(wt))
+    c = daemon.client()
+    _index_all(c, main, wt)
+    base = c.request("status", {"repo": str(main), "user": USER})["repos"][0]
+    # The view's util.py: a new doc string, a new function, one more line; and a file that does not parse.
+    (wt / "pkg" / "util.py").write_text(
+        'def helper(x):\n    """Adds one, in the docs branch."""\n    return x + 1\n\n\ndef in_docs():\n    return 0\n'
+    )
+    (wt / "pkg" / "broken.py").write_text("def broken(:\n    pass\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    shown = c.request("show", {"repo": str(wt), "user": USER, "symbol": "helper", "snippet": True})
+    assert shown["snippet"]["verified"] is True, shown["snippet"]  # the view's bytes, checked against the view's hash
+    assert "in the docs branch" in shown["snippet"]["text"]
+    assert shown["node"]["doc"] == "Adds one, in the docs branch."
+    assert shown["view"]["root"] == str(wt)
+    in_main = c.request("show", {"repo": str(main), "user": USER, "symbol": "helper", "snippet": True})
+    assert in_main["snippet"]["verified"] is True and "docs branch" not in in_main["snippet"]["text"]
+    assert in_main["node"]["doc"] == ""
+    # A path inside the worktree (absolute) names the view's file; its row is the view's.
+    as_file = c.request("show", {"repo": str(wt), "user": USER, "path": str(wt / "pkg" / "util.py"), "snippet": True})
+    assert as_file["node"]["lineCount"] == 7 and as_file["snippet"]["verified"] is True
+    ctx = c.request("context", {"repo": str(wt), "user": USER, "symbol": "helper"})
+    assert ctx["symbol"]["doc"] == "Adds one, in the docs branch."
+    # status asked from the worktree: the view's counts, diagnostics and dirty files; the baseline's stay.
+    st = c.request("status", {"repo": str(wt), "user": USER})["repos"][0]
+    assert st["root"] == str(wt) and st["repository"] == str(main)
+    assert st["view"]["dirty"] == 2
+    assert _names(c, wt, "broken") == {"broken"}
+    assert st["files"] == base["files"] + 1
+    assert st["symbols"] == base["symbols"] + 3  # in_docs; broken.py's module and its function
+    assert st["filesWithDiagnostics"] == base["filesWithDiagnostics"] + 1
+    assert "pkg/broken.py" in {d["path"] for d in st["diagnostics"]}
+    again = c.request("status", {"repo": str(main), "user": USER})["repos"][0]
+    assert (again["files"], again["symbols"], again["filesWithDiagnostics"]) == (
+        base["files"], base["symbols"], base["filesWithDiagnostics"])  # fmt: skip
+    out = daemon.cli("status", cwd=wt)
+    assert out.returncode == 0 and f"worktree of {main}" in out.stdout, out.stdout + out.stderr
+
+
+def _paths(c: Any) -> set[str]:
+    rows = c.request("debug.cypher", {"query": "MATCH (f:File) RETURN f.path", "params": {}})["rows"]
+    return {r[0] for r in rows}
+
+
+def test_a_worktree_inside_the_root_is_not_walked_by_the_baseline(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+    nested = main / ".worktrees" / "task"
+    git(main, "worktree", "add", "-q", "-b", "task", str(nested))
+    (nested / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef nested_only():\n    return 0\n")
+    c = daemon.client()
+    first = c.request("index", {"repo": str(main), "user": USER}, timeout=120)
+    assert first["mode"] == "cold"
+    assert _paths(c) == set(APP)  # not .worktrees/task/...: that checkout is a view of its own
+    assert {"path": ".worktrees/task", "reason": "worktree"} in first["skipped"]
+    view = c.request("index", {"repo": str(nested), "user": USER}, timeout=120)
+    assert view["mode"] == "view" and view["overlay"]["files"] == ["pkg/util.py"]
+    assert _names(c, nested, "nested_only") == {"nested_only"} and _names(c, main, "nested_only") == set()
+    # The watcher of the root leaves the nested checkout's edits to that view.
+    (nested / "pkg" / "more.py").write_text("def more_nested():\n    return 1\n")
+    wait_for(lambda: _names(c, nested, "more_nested") == {"more_nested"}, what="the nested view's watcher")
+    c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert _paths(c) == set(APP) and _names(c, main, "more_nested") == set()
+
+
+def test_a_worktrees_branch_commits_are_ingested_for_its_head(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+    main, wt1, _ = checkouts
+    c = daemon.client()
+    _index_all(c, main, wt1)
+    (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 2\n")
+    git(wt1, "commit", "-qam", "helper adds two on the feature branch")
+    task_sha = git(wt1, "rev-parse", "HEAD").strip()
+    main_sha = git(main, "rev-parse", "HEAD").strip()
+    out = c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert out["git"]["views"] == {str(wt1): {"read": 1, "commits": 1}}
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.sha", "params": {}})["rows"]
+    assert sorted(r[0] for r in rows) == sorted([main_sha, task_sha])  # once each, the branch's not yet on main
+    cursor = c.request("debug.cypher", {"query": "MATCH (r:Repository) RETURN r.historyCursor", "params": {}})["rows"]
+    assert cursor == [[main_sha]]  # the cursor stays the root's
+    changes = c.request("history", {"repo": str(wt1), "user": USER, "target": "pkg/util.py", "patch": False})
+    assert [ch["sha"] for ch in changes["changes"]] == [task_sha, main_sha]
+    again = c.request("history.sync", {"repo": str(wt1), "user": USER}, timeout=120)
+    assert again["git"]["views"] == {str(wt1): {"read": 1, "commits": 0}}  # stored once
+    # A new commit on main (a rewrite-free move of the root) keeps the branch's commit: its worktree reaches it.
+    (main / "pkg" / "app.py").write_text(APP["pkg/app.py"] + "\n\ndef later():\n    return 0\n")
+    git(main, "commit", "-qam", "later on main")
+    c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
+    rows = c.request("debug.cypher", {"query": "MATCH (x:Commit) RETURN x.sha", "params": {}})["rows"]
+    assert task_sha in {r[0] for r in rows} and len(rows) == 3
+
+
+def _recalled(c: Any, root: Path, query: str) -> dict[str, Any]:
+    items = c.request("recall", {"repo": str(root), "user": USER, "query": query, "peek": True})["items"]
+    assert len(items) == 1, items
+    return dict(items[0])
+
+
+def _shown_memory(c: Any, root: Path, symbol: str) -> list[dict[str, Any]]:
+    return list(c.request("show", {"repo": str(root), "user": USER, "symbol": symbol})["memory"])
+
+
+def test_a_fact_about_a_symbol_only_one_worktree_has_says_so(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+    wt = Path(os.path.realpath(wt))
+    c = daemon.client()
+    _index_all(c, main, wt)
+    util = APP["pkg/util.py"]
+    (wt / "pkg" / "util.py").write_text(util + "\n\ndef only_here():\n    return 1\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    made = c.request("remember", {"repo": str(wt), "user": USER, "text": "only_here is the task's entry point",
+                                  "about": "only_here"})  # fmt: skip
+    assert made["created"] and made["symbol"]["name"] == "only_here"
+    c.request("remember", {"repo": str(main), "user": USER, "text": "helper must stay pure", "about": "helper"})
+    # Recalled anywhere (memory is the repository's), marked as that worktree's only.
+    for root in (main, wt):
+        fact = _recalled(c, root, "entry point")
+        assert fact["status"] == "current" and fact["viewOnly"] == [str(wt)], fact
+    [shown] = _shown_memory(c, wt, "only_here")
+    assert shown["status"] == "current" and shown["viewOnly"] == [str(wt)]
+    assert "viewOnly" not in _recalled(c, main, "pure")
+    # Staleness is checked against the view: helper changed in the worktree only.
+    (wt / "pkg" / "util.py").write_text(util.replace("x + 1", "x + 100") + "\n\ndef only_here():\n    return 2\n")
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    assert [m["status"] for m in _shown_memory(c, wt, "helper")] == ["stale"]
+    assert [m["status"] for m in _shown_memory(c, main, "helper")] == ["current"]
+    assert _recalled(c, wt, "pure")["status"] == "stale" and _recalled(c, main, "pure")["status"] == "current"
+    assert _recalled(c, wt, "entry point")["status"] == "stale"  # only_here's body changed in its view
+    # The view drops the symbol: the fact is orphaned, no longer a view's.
+    (wt / "pkg" / "util.py").write_text(util)
+    c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
+    fact = _recalled(c, main, "entry point")
+    assert fact["status"] == "orphaned" and "viewOnly" not in fact, fact
