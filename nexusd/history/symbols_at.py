@@ -198,16 +198,19 @@ MAX_BODY_PAIRS = 250_000  # a commit that moves more than this many candidate pa
 _TOKEN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^\sA-Za-z0-9_]")
 
 
-def body_tokens(data: bytes, start: int, end: int, name: str) -> Counter[bytes]:
-    """The tokens of lines start..end (1-based, inclusive), without the symbol's own (short) name."""
-    lines = data.split(b"\n")[start - 1 : end]
+def body_tokens(data: bytes | list[bytes], start: int, end: int, name: str) -> Counter[bytes]:
+    """The tokens of lines start..end (1-based, inclusive; `data` a file or its lines), without the symbol's own
+    (short) name."""
+    lines = (data.split(b"\n") if isinstance(data, bytes) else data)[start - 1 : end]
     own = name.rsplit(".", 1)[-1].encode("utf-8", "surrogateescape")
     return Counter(t for line in lines for t in _TOKEN.findall(line) if t != own)
 
 
-def similarity(a: Counter[bytes], b: Counter[bytes]) -> float:
-    """Weighted Jaccard of two token bags; 0.0 when either is below BODY_MIN_TOKENS."""
-    na, nb = sum(a.values()), sum(b.values())
+def similarity(a: Counter[bytes], b: Counter[bytes], na: int | None = None, nb: int | None = None) -> float:
+    """Weighted Jaccard of two token bags (`na`, `nb`: their sizes, when known); 0.0 when either is below
+    BODY_MIN_TOKENS."""
+    na = sum(a.values()) if na is None else na
+    nb = sum(b.values()) if nb is None else nb
     if na < BODY_MIN_TOKENS or nb < BODY_MIN_TOKENS or min(na, nb) < BODY_MIN * max(na, nb):
         return 0.0
     common = sum((a & b).values())
@@ -222,14 +225,24 @@ class Side:
     ranges: list[Range]
     data: bytes
     _bags: dict[str, Counter[bytes]] = field(default_factory=dict)
+    _lines: list[bytes] | None = None
+    _sizes: dict[str, int] = field(default_factory=dict)
+
+    def size(self, name: str) -> int:
+        got = self._sizes.get(name)
+        if got is None:
+            got = self._sizes[name] = sum(self.bag(name).values())
+        return got
 
     def bag(self, name: str) -> Counter[bytes]:
         got = self._bags.get(name)
         if got is None:
             got = Counter()
+            if self._lines is None:
+                self._lines = self.data.split(b"\n")
             for start, end, qn in self.ranges:
                 if qn == name:
-                    got = body_tokens(self.data, start, end, qn)
+                    got = body_tokens(self._lines, start, end, qn)
                     break
             self._bags[name] = got
         return got
@@ -279,7 +292,12 @@ def kept(hunks: Sequence[Sequence[int]], new: tuple[int, int], old: tuple[int, i
 
 
 def body_links(
-    hunks: Sequence[Sequence[int]], new: Side, old: Side, claimed_new: set[str], claimed_old: set[str]
+    hunks: Sequence[Sequence[int]],
+    new: Side,
+    old: Side,
+    claimed_new: set[str],
+    claimed_old: set[str],
+    touched_names: set[str] | None = None,
 ) -> list[Link]:
     """Links inside one file that the diff's lines did not make, by body similarity:
     a symbol that appears (its name is not in the old version) continues a symbol that vanished, or one whose
@@ -288,16 +306,24 @@ def body_links(
     Best pairs first; each old symbol continues into one new symbol, each new symbol continues one old one."""
     new_names, old_names = new.names(), old.names()
     appeared = sorted(n for n in new_names - old_names if n not in claimed_new)
-    sources = sorted(n for n in old_names if n not in claimed_old)
+    # a name that stays gave its body away only if the change touched it (`touched_names`; None: any)
+    sources = sorted(
+        n
+        for n in old_names
+        if n not in claimed_old and (n not in new_names or touched_names is None or n in touched_names)
+    )
     if not appeared or not sources or len(appeared) * len(sources) > MAX_BODY_PAIRS:
         return []
     pairs: list[tuple[float, str, str]] = []
     for name in appeared:
-        bag = new.bag(name)
-        if sum(bag.values()) < BODY_MIN_TOKENS:
+        bag, n = new.bag(name), new.size(name)
+        if n < BODY_MIN_TOKENS:
             continue
         for source in sources:
-            score = similarity(bag, old.bag(source))
+            m = old.size(source)
+            if m < BODY_MIN_TOKENS or min(n, m) < BODY_MIN * max(n, m):
+                continue
+            score = similarity(bag, old.bag(source), n, m)
             if score < BODY_MIN:
                 continue
             if source in new_names:
@@ -327,15 +353,17 @@ def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side
     if not vanished or not appeared or len(vanished) * len(appeared) > MAX_BODY_PAIRS:
         return {}
     pairs: list[tuple[float, int, int]] = []
+    sizes = [old_side.size(source) for source, old_side in vanished]
     for i, (name, side) in enumerate(appeared):
-        bag = side.bag(name)
-        if sum(bag.values()) < BODY_MIN_TOKENS:
+        bag, n = side.bag(name), side.size(name)
+        if n < BODY_MIN_TOKENS:
             continue
         short = name.rsplit(".", 1)[-1]
         for j, (source, old_side) in enumerate(vanished):
-            if old_side.path == side.path:
+            m = sizes[j]
+            if old_side.path == side.path or m < BODY_MIN_TOKENS or min(n, m) < BODY_MIN * max(n, m):
                 continue
-            score = similarity(bag, old_side.bag(source))
+            score = similarity(bag, old_side.bag(source), n, m)
             if score >= BODY_MIN:
                 pairs.append((score + (1e-6 if source.rsplit(".", 1)[-1] == short else 0.0), i, j))
     out: dict[str, list[Link]] = {}
@@ -407,7 +435,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
                 names.discard(extract_mod.MODULE_QN)
                 moved = renames(ch.hunks, new.ranges, old.ranges) if new.ranges and old.ranges else {}
                 mine = [Link(a, b, "lines") for a, b in sorted(moved.items())]
-                mine += body_links(ch.hunks, new, old, set(moved), set(moved.values()))
+                mine += body_links(ch.hunks, new, old, set(moved), set(moved.values()), names)
                 links[ch.id] = mine
                 continued = {link.new for link in mine if link.old}
                 gave = {link.old for link in mine if link.old}
