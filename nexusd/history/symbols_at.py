@@ -347,6 +347,37 @@ def body_links(
     return out
 
 
+def split_links(hunks: Sequence[Sequence[int]], new: Side, old: Side, made: list[Link]) -> list[Link]:
+    """A symbol split in two: a newcomer left without a predecessor continues a vanished symbol that another
+    newcomer continues when it sits at the same depth (a function from a function, a method from a method),
+    most of its lines came from it (carried back through the hunks) and most of its tokens are the old body's
+    (containment >= BODY_MIN)."""
+    given = {link.old for link in made if link.old}
+    continued = {link.new for link in made}
+    new_names, old_names = new.names(), old.names()
+    gone = [(s, e, n) for s, e, n in old.ranges if n in given and n not in new_names]
+    if not gone:
+        return []
+    out = []
+    for start, end, name in new.ranges:
+        if name in continued or name in old_names or name == extract_mod.MODULE_QN or new.size(name) < BODY_MIN_TOKENS:
+            continue
+        lines = old_range(start, end, hunks)
+        best: tuple[float, str] | None = None
+        for s, e, source in gone:
+            if source.count(".") != name.count("."):
+                continue  # a split keeps the nesting: two functions from one, two methods from one
+            inside = sum(1 for line in lines if s <= line <= e)
+            if not lines or inside * 2 < len(lines):
+                continue
+            share = sum((new.bag(name) & old.bag(source)).values()) / new.size(name)
+            if share >= BODY_MIN and (best is None or share > best[0]):
+                best = (share, source)
+        if best is not None:
+            out.append(Link(name, best[1], f"split {best[0]:.2f}"))
+    return out
+
+
 def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side]]) -> dict[str, list[Link]]:
     """Across the files of one commit: a symbol that appeared in one file (not there, by name, at the parent)
     continues one that vanished from another when their bodies are similar (BODY_MIN). Keyed by the new path."""
@@ -436,6 +467,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
                 moved = renames(ch.hunks, new.ranges, old.ranges) if new.ranges and old.ranges else {}
                 mine = [Link(a, b, "lines") for a, b in sorted(moved.items())]
                 mine += body_links(ch.hunks, new, old, set(moved), set(moved.values()), names)
+                mine += split_links(ch.hunks, new, old, mine)
                 links[ch.id] = mine
                 continued = {link.new for link in mine if link.old}
                 gave = {link.old for link in mine if link.old}

@@ -142,3 +142,43 @@ def test_a_function_moved_to_another_file_is_linked_by_body() -> None:
     assert (link.new, link.old, link.old_path, link.how) == ("do_groupby", "do_groupby", "a.py", "body 1.00")
     assert symbols_at.decode_link(link.encode()) == link
     assert symbols_at.decode_link("greet\tother") == symbols_at.Link("greet", "other", "lines")  # the first form
+
+
+SPLIT_OLD = b'''@pytest.mark.parametrize("level", ["trace", "debug"])
+async def test_log_level(server, capsys, level):
+    os.environ["LOG_LEVEL"] = level
+    async with httpx.AsyncClient() as client:
+        response = await client.get(server.url)
+        assert response.status_code == 200
+    if level == "trace":
+        assert "httpx.dispatch.connection_pool" in capsys.readouterr().err
+    else:
+        assert "httpx.dispatch.connection_pool" not in capsys.readouterr().err
+'''
+SPLIT_NEW = b'''async def test_logs_debug(server, capsys):
+    with override_log_level("debug"):
+        async with httpx.AsyncClient() as client:
+            response = await client.get(server.url)
+    assert "httpx.dispatch.connection_pool" not in capsys.readouterr().err
+
+
+async def test_logs_trace(server, capsys):
+    with override_log_level("trace"):
+        async with httpx.AsyncClient() as client:
+            response = await client.get(server.url)
+            assert response.status_code == 200
+    assert "httpx.dispatch.connection_pool" in capsys.readouterr().err
+'''
+
+
+def test_a_test_split_in_two_continues_in_both_halves() -> None:
+    new, old = side("t.py", SPLIT_NEW), side("t.py", SPLIT_OLD)
+    hunks = [(1, 5, 1, 3), (6, 3, 4, 0), (11, 0, 6, 2), (12, 1, 9, 1)]
+    lines = symbols_at.renames(hunks, new.ranges, old.ranges)
+    assert lines == {"test_logs_trace": "test_log_level"}  # one to one by the diff's lines
+    made = [symbols_at.Link(a, b, "lines") for a, b in lines.items()]
+    (split,) = symbols_at.split_links(hunks, new, old, made)
+    assert (split.new, split.old) == ("test_logs_debug", "test_log_level") and split.how.startswith("split ")
+    # a newcomer at another depth (a method where a function was) is not a half of it
+    nested = symbols_at.Side("t.py", [(1, 5, "C.test_logs_debug"), (8, 13, "test_logs_trace")], SPLIT_NEW)
+    assert symbols_at.split_links(hunks, nested, old, made) == []
