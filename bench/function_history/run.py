@@ -13,11 +13,18 @@ The sample (`reference.json`, written by `--select` before NEXUS was run on it, 
 - the candidates of each repository shuffled with `random.Random(14)`, then taken in that order: each is kept
   when `git log -L` lists at least 3 commits for it, until 20 per repository are kept.
 
+A second sample (`reference_heldout.json`, `--select-heldout`): the same rule with seed 15 over the functions not
+in the first, written from `git log -L` before NEXUS ran on it. The lineage rules were designed looking at the
+first sample's misses ("tuning"); the second ("held-out") was not looked at before the rules were fixed, and is
+reported apart.
+
 NEXUS side: a fresh daemon per run, `index`, then `history.sync` with every commit's diff (`limit` and `patches`
 100000; `--row default` uses the defaults, the latest 200 non-merge commits with diffs), then `history` with the
 target spelled as the code graph's key (`py:method:path:Class.m`) for even-numbered functions and as
-`path:QualifiedName` for odd ones, `limit` 200. Per function: precision and recall of its commit set against
-git's; overall micro (all commits pooled) and macro (mean per function) figures.
+`path:QualifiedName` for odd ones, `limit` 200. Per function: precision and recall of its commit set (`changes`: the
+function's history in its own file, as `git log -L` follows it) against git's; overall micro (all commits pooled)
+and macro (mean per function) figures, per sample. `withMovedFrom` also counts the commits of where the function
+lived before it moved in from another file (`movedFrom`, linked by body similarity), which no line log lists.
 
 Run: `python bench/function_history/run.py --mirror /work/.mirror [--row whole|default] [--select]`.
 Writes bench/results/function_history[_default].json.
@@ -51,6 +58,7 @@ REPOSITORIES = {
     "jinja": {"github": "pallets/jinja", "head": "5ef70112a1ff19c05324ff889dd30405b1002044"},
 }
 WHOLE = 100_000
+HELDOUT_SEED = 15
 
 
 def git(cwd: Path, *args: str, timeout: float = 300) -> str:
@@ -92,12 +100,13 @@ def line_log(root: Path, fn: dict[str, Any]) -> list[str]:
     return [part.split()[0] for part in text.split("\0")[1:] if part.strip()]
 
 
-def select(roots: dict[str, Path]) -> dict[str, Any]:
+def select(roots: dict[str, Path], seed: int = SEED, exclude: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     sample: list[dict[str, Any]] = []
     looked: dict[str, int] = {}
+    taken = {(f["repo"], f["path"], f["qualifiedName"]) for f in exclude or ()}
     for name, root in roots.items():
-        candidates = functions(root)
-        random.Random(SEED).shuffle(candidates)
+        candidates = [f for f in functions(root) if (name, f["path"], f["qualifiedName"]) not in taken]
+        random.Random(seed).shuffle(candidates)
         kept = 0
         looked[name] = 0
         for fn in candidates:
@@ -112,7 +121,7 @@ def select(roots: dict[str, Path]) -> dict[str, Any]:
                 sample.append({"repo": name, **fn, "commits": shas})
                 kept += 1
         print(f"{name}: {kept} kept of {looked[name]} looked at ({len(candidates)} candidates)", flush=True)
-    return {"seed": SEED, "perRepo": PER_REPO, "minCommits": MIN_COMMITS, "repositories": REPOSITORIES,
+    return {"seed": seed, "perRepo": PER_REPO, "minCommits": MIN_COMMITS, "repositories": REPOSITORIES,
             "looked": looked, "functions": sample}  # fmt: skip
 
 
@@ -152,6 +161,11 @@ def run(roots: dict[str, Path], ref: dict[str, Any], row: str) -> dict[str, Any]
             latencies.append(time.perf_counter() - t0)
             symbols = out.get("symbols") or []
             got = [ch["sha"] for ch in symbols[0]["changes"]] if len(symbols) == 1 else []
+            moved = (
+                {ch["sha"] for m in symbols[0].get("movedFrom") or () for ch in m["changes"]} - set(got)
+                if len(symbols) == 1
+                else set()
+            )
             if len(symbols) > 1:
                 error = f"{len(symbols)} symbols matched"
             want = set(fn["commits"])
@@ -161,6 +175,10 @@ def run(roots: dict[str, Path], ref: dict[str, Any], row: str) -> dict[str, Any]
                 "precision": round(len(hit) / len(set(got)), 3) if got else (1.0 if not want else 0.0),
                 "recall": round(len(hit) / len(want), 3) if want else 1.0,
                 "missed": sorted(want - set(got)), "extra": sorted(set(got) - want), "error": error,
+                "set": fn.get("set", "tuning"),
+                "movedFrom": [f"{m['path']}:{m['name']} ({m['how']})" for m in symbols[0].get("movedFrom") or ()]
+                if len(symbols) == 1 else [],
+                "movedCommits": len(moved), "movedHit": len(moved & want),
             })  # fmt: skip
     want_n = sum(p["want"] for p in per_fn)
     got_n = sum(p["got"] for p in per_fn)
@@ -176,6 +194,18 @@ def run(roots: dict[str, Path], ref: dict[str, Any], row: str) -> dict[str, Any]
         "referenceCommits": want_n, "nexusCommits": got_n, "errors": sum(1 for p in per_fn if p["error"]),
         "historyP50Ms": round(sorted(latencies)[len(latencies) // 2] * 1000, 1) if latencies else None,
     }  # fmt: skip
+    for half in ("tuning", "held-out"):
+        rows = [p for p in per_fn if p["set"] == half]
+        w, g, h = (sum(p[k] for p in rows) for k in ("want", "got", "hit"))
+        summary[half] = {"functions": len(rows), "microPrecision": round(h / g, 4) if g else 0.0,
+                         "microRecall": round(h / w, 4) if w else 0.0}  # fmt: skip
+    mg = sum(p["movedCommits"] for p in per_fn)
+    mh = sum(p["movedHit"] for p in per_fn)
+    summary["withMovedFrom"] = {
+        "movedCommits": mg, "movedCommitsGitLists": mh,
+        "microPrecision": round((hit_n + mh) / (got_n + mg), 4) if got_n + mg else 0.0,
+        "microRecall": round((hit_n + mh) / want_n, 4) if want_n else 0.0,
+    }  # fmt: skip
     by_repo = {}
     for name in roots:
         rows = [p for p in per_fn if p["repo"] == name]
@@ -190,6 +220,8 @@ def main() -> None:
     ap.add_argument("--mirror", type=Path, help="DIR/<owner>+<name>/repo bare git dirs (else clone from GitHub)")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "nexus-bench" / "function_history")
     ap.add_argument("--select", action="store_true", help="only rebuild reference.json from git (the sample rule), run nothing else")
+    ap.add_argument("--select-heldout", action="store_true",
+                    help=f"only write reference_heldout.json: seed {HELDOUT_SEED}, none of reference.json's functions")
     ap.add_argument("--row", choices=["whole", "default"], default="whole")
     ap.add_argument("--only", help="comma-separated repository names")
     args = ap.parse_args()
@@ -199,7 +231,16 @@ def main() -> None:
     if args.select:
         ref_path.write_text(json.dumps(select(roots), indent=1) + "\n")
         return
+    if args.select_heldout:
+        held = select(roots, HELDOUT_SEED, json.loads(ref_path.read_text())["functions"])
+        (HERE / "reference_heldout.json").write_text(json.dumps(held, indent=1) + "\n")
+        return
     ref = json.loads(ref_path.read_text())
+    for f in ref["functions"]:
+        f["set"] = "tuning"
+    held_path = HERE / "reference_heldout.json"
+    if held_path.exists():
+        ref["functions"] += [{**f, "set": "held-out"} for f in json.loads(held_path.read_text())["functions"]]
     ref["functions"] = [f for f in ref["functions"] if f["repo"] in roots]
     result = run(roots, ref, args.row)
     print(json.dumps({"summary": result["summary"], "byRepo": result["byRepo"]}, indent=2))

@@ -16,12 +16,15 @@ full extraction.
 
 from __future__ import annotations
 
+import re
 import subprocess
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexusd.history import git as git_source
-from nexusd.history.facts import CommitFacts
+from nexusd.history.facts import ChangeFacts, CommitFacts
 from nexusd.parse import extract as extract_mod
 from nexusd.parse.languages import parsed_language
 
@@ -145,7 +148,11 @@ class BlobReader:
     def __init__(self, root: Path | str) -> None:
         cmd = ["git", "--no-pager", *git_source.SAFE_CONFIG, "-C", str(root), "cat-file", "--batch"]
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_source.git_env()
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_source.git_env(),
         )
 
     def get(self, spec: str) -> tuple[str, bytes] | None:
@@ -180,18 +187,247 @@ class BlobReader:
 
 RENAME_SEP = "\t"
 
+# Lineage by body: see ARCHITECTURE.md, "Function history". A symbol continues another when their bodies, as
+# bags of tokens with whitespace and the symbols' own names left out, share at least BODY_MIN of their combined
+# mass (weighted Jaccard: sum of min counts over sum of max counts). Bodies of fewer than BODY_MIN_TOKENS tokens
+# never link by body: a one-line accessor is like every other one-line accessor.
+BODY_MIN = 0.5
+BODY_MIN_TOKENS = 16
+MAX_BODY_PAIRS = 250_000  # a commit that moves more than this many candidate pairs links none of them by body
+
+_TOKEN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^\sA-Za-z0-9_]")
+
+
+def body_tokens(data: bytes | list[bytes], start: int, end: int, name: str) -> Counter[bytes]:
+    """The tokens of lines start..end (1-based, inclusive; `data` a file or its lines), without the symbol's own
+    (short) name."""
+    lines = (data.split(b"\n") if isinstance(data, bytes) else data)[start - 1 : end]
+    own = name.rsplit(".", 1)[-1].encode("utf-8", "surrogateescape")
+    return Counter(t for line in lines for t in _TOKEN.findall(line) if t != own)
+
+
+def similarity(a: Counter[bytes], b: Counter[bytes], na: int | None = None, nb: int | None = None) -> float:
+    """Weighted Jaccard of two token bags (`na`, `nb`: their sizes, when known); 0.0 when either is below
+    BODY_MIN_TOKENS."""
+    na = sum(a.values()) if na is None else na
+    nb = sum(b.values()) if nb is None else nb
+    if na < BODY_MIN_TOKENS or nb < BODY_MIN_TOKENS or min(na, nb) < BODY_MIN * max(na, nb):
+        return 0.0
+    common = sum((a & b).values())
+    return common / (na + nb - common)
+
+
+@dataclass(slots=True)
+class Side:
+    """One version of a file in a change: its symbols and the bytes their bodies are read from."""
+
+    path: str
+    ranges: list[Range]
+    data: bytes
+    _bags: dict[str, Counter[bytes]] = field(default_factory=dict)
+    _lines: list[bytes] | None = None
+    _sizes: dict[str, int] = field(default_factory=dict)
+
+    def size(self, name: str) -> int:
+        got = self._sizes.get(name)
+        if got is None:
+            got = self._sizes[name] = sum(self.bag(name).values())
+        return got
+
+    def bag(self, name: str) -> Counter[bytes]:
+        got = self._bags.get(name)
+        if got is None:
+            got = Counter()
+            if self._lines is None:
+                self._lines = self.data.split(b"\n")
+            for start, end, qn in self.ranges:
+                if qn == name:
+                    got = body_tokens(self._lines, start, end, qn)
+                    break
+            self._bags[name] = got
+        return got
+
+    def span(self, name: str) -> tuple[int, int]:
+        for start, end, qn in self.ranges:
+            if qn == name:
+                return start, end
+        return 0, -1
+
+    def names(self) -> set[str]:
+        return {qn for _, _, qn in self.ranges if qn != extract_mod.MODULE_QN}
+
+
+@dataclass(slots=True)
+class Link:
+    """`new` (in the change's file at its commit) continues `old` (in `old_path` at the parent, "" for the
+    change's own old side). `how`: "lines" (the diff's lines) or "body 0.83" (body similarity)."""
+
+    new: str
+    old: str
+    how: str
+    old_path: str = ""
+
+    def encode(self) -> str:
+        return RENAME_SEP.join((self.new, self.old, self.old_path, self.how))
+
+
+def decode_link(text: str) -> Link | None:
+    """A stored link; the first stored form, "new<TAB>old", is a line-based link inside the file."""
+    parts = text.split(RENAME_SEP)
+    if len(parts) == 2:
+        return Link(parts[0], parts[1], "lines")
+    if len(parts) == 4:
+        return Link(parts[0], parts[1], parts[3], parts[2])
+    return None
+
+
+def kept(hunks: Sequence[Sequence[int]], new: tuple[int, int], old: tuple[int, int]) -> int:
+    """How many lines of the new range are unchanged lines that were in the old range."""
+    count = 0
+    for line in range(new[0], new[1] + 1):
+        was = old_line(line, hunks)
+        if was is not None and old[0] <= was <= old[1]:
+            count += 1
+    return count
+
+
+def body_links(
+    hunks: Sequence[Sequence[int]],
+    new: Side,
+    old: Side,
+    claimed_new: set[str],
+    claimed_old: set[str],
+    touched_names: set[str] | None = None,
+) -> list[Link]:
+    """Links inside one file that the diff's lines did not make, by body similarity:
+    a symbol that appears (its name is not in the old version) continues a symbol that vanished, or one whose
+    name stays but whose body and unchanged lines went to the newcomer (a split: `do_groupby`'s body became
+    `sync_do_groupby`, and a new `do_groupby` wraps it; the name that stays keeps its own history too).
+    Best pairs first; each old symbol continues into one new symbol, each new symbol continues one old one."""
+    new_names, old_names = new.names(), old.names()
+    appeared = sorted(n for n in new_names - old_names if n not in claimed_new)
+    # a name that stays gave its body away only if the change touched it (`touched_names`; None: any)
+    sources = sorted(
+        n
+        for n in old_names
+        if n not in claimed_old and (n not in new_names or touched_names is None or n in touched_names)
+    )
+    if not appeared or not sources or len(appeared) * len(sources) > MAX_BODY_PAIRS:
+        return []
+    pairs: list[tuple[float, str, str]] = []
+    for name in appeared:
+        bag, n = new.bag(name), new.size(name)
+        if n < BODY_MIN_TOKENS:
+            continue
+        for source in sources:
+            m = old.size(source)
+            if m < BODY_MIN_TOKENS or min(n, m) < BODY_MIN * max(n, m):
+                continue
+            score = similarity(bag, old.bag(source), n, m)
+            if score < BODY_MIN:
+                continue
+            if source in new_names:
+                # the old name stays: the newcomer continues it only when both its body and the diff's
+                # unchanged lines say so (an extracted helper holds old lines as added ones, not unchanged)
+                stays = similarity(new.bag(source), old.bag(source))
+                if stays >= score or kept(hunks, new.span(name), old.span(source)) <= kept(
+                    hunks, new.span(source), old.span(source)
+                ):
+                    continue
+            pairs.append((score, name, source))
+    out: list[Link] = []
+    taken_new: set[str] = set()
+    taken_old: set[str] = set()
+    for score, name, source in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if name in taken_new or source in taken_old:
+            continue
+        taken_new.add(name)
+        taken_old.add(source)
+        out.append(Link(name, source, f"body {score:.2f}"))
+    return out
+
+
+def split_links(hunks: Sequence[Sequence[int]], new: Side, old: Side, made: list[Link]) -> list[Link]:
+    """A symbol split in two: a newcomer left without a predecessor continues a vanished symbol that another
+    newcomer continues when it sits at the same depth (a function from a function, a method from a method),
+    most of its lines came from it (carried back through the hunks) and most of its tokens are the old body's
+    (containment >= BODY_MIN)."""
+    given = {link.old for link in made if link.old}
+    continued = {link.new for link in made}
+    new_names, old_names = new.names(), old.names()
+    gone = [(s, e, n) for s, e, n in old.ranges if n in given and n not in new_names]
+    if not gone:
+        return []
+    out = []
+    for start, end, name in new.ranges:
+        if name in continued or name in old_names or name == extract_mod.MODULE_QN or new.size(name) < BODY_MIN_TOKENS:
+            continue
+        lines = old_range(start, end, hunks)
+        best: tuple[float, str] | None = None
+        for s, e, source in gone:
+            if source.count(".") != name.count("."):
+                continue  # a split keeps the nesting: two functions from one, two methods from one
+            inside = sum(1 for line in lines if s <= line <= e)
+            if not lines or inside * 2 < len(lines):
+                continue
+            share = sum((new.bag(name) & old.bag(source)).values()) / new.size(name)
+            if share >= BODY_MIN and (best is None or share > best[0]):
+                best = (share, source)
+        if best is not None:
+            out.append(Link(name, best[1], f"split {best[0]:.2f}"))
+    return out
+
+
+def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side]]) -> dict[str, list[Link]]:
+    """Across the files of one commit: a symbol that appeared in one file (not there, by name, at the parent)
+    continues one that vanished from another when their bodies are similar (BODY_MIN). Keyed by the new path."""
+    if not vanished or not appeared or len(vanished) * len(appeared) > MAX_BODY_PAIRS:
+        return {}
+    pairs: list[tuple[float, int, int]] = []
+    sizes = [old_side.size(source) for source, old_side in vanished]
+    for i, (name, side) in enumerate(appeared):
+        bag, n = side.bag(name), side.size(name)
+        if n < BODY_MIN_TOKENS:
+            continue
+        short = name.rsplit(".", 1)[-1]
+        for j, (source, old_side) in enumerate(vanished):
+            m = sizes[j]
+            if old_side.path == side.path or m < BODY_MIN_TOKENS or min(n, m) < BODY_MIN * max(n, m):
+                continue
+            score = similarity(bag, old_side.bag(source), n, m)
+            if score >= BODY_MIN:
+                pairs.append((score + (1e-6 if source.rsplit(".", 1)[-1] == short else 0.0), i, j))
+    out: dict[str, list[Link]] = {}
+    taken_new: set[int] = set()
+    taken_old: set[int] = set()
+    for score, i, j in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if i in taken_new or j in taken_old:
+            continue
+        taken_new.add(i)
+        taken_old.add(j)
+        (name, side), (source, old_side) = appeared[i], vanished[j]
+        out.setdefault(side.path, []).append(Link(name, source, f"body {min(score, 1.0):.2f}", old_side.path))
+    return out
+
 
 def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
     """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
-    the renames it made, as "new<TAB>old"). Changes of unparsed languages, skipped or binary patches get none."""
+    the lineage links it made, `Link.encode`d: symbols renamed or moved inside the file, by the diff's lines or
+    by body, and symbols moved in from another file of the commit, by body). Changes of unparsed languages,
+    skipped or binary patches get none."""
     out: dict[str, tuple[list[str], list[str]]] = {}
     parsed: dict[str, list[Range]] = {}
-    todo = [
-        (c, ch)
-        for c in commits
-        for ch in c.changes
-        if ch.hunks and ch.skipped not in ("binary", "lockfile", "generated") and parsed_language(ch.path)
-    ]
+    todo: dict[str, list[ChangeFacts]] = {}
+    order: list[CommitFacts] = []
+    for c in commits:
+        parsed_changes = [
+            ch
+            for ch in c.changes
+            if ch.hunks and ch.skipped not in ("binary", "lockfile", "generated") and parsed_language(ch.path)
+        ]
+        if parsed_changes:
+            todo[c.sha] = parsed_changes
+            order.append(c)
     if not todo:
         return out
     try:
@@ -200,10 +436,10 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
         return out
     with reader:
 
-        def ranges(spec: str, path: str) -> list[Range]:
+        def side(spec: str, path: str) -> Side:
             got = reader.get(spec)
             if got is None:
-                return []
+                return Side(path, [], b"")
             oid, data = got
             key = f"{oid}:{parsed_language(path)}"
             found = parsed.get(key)
@@ -211,15 +447,36 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
                 if len(parsed) >= CACHE_BLOBS:
                     parsed.clear()
                 found = parsed[key] = definitions(path, data)
-            return found
+            return Side(path, found, data)
 
-        for c, ch in todo:
-            new = ranges(f"{c.sha}:{ch.path}", ch.path) if ch.status != "D" else []
-            old_path = ch.old_path or ch.path
+        for c in order:
             parent = c.parents[0] if c.parents else None
-            old = ranges(f"{parent}:{old_path}", old_path) if parent and ch.status != "A" else []
-            names = touched(ch.hunks, new, old)
-            names.discard(extract_mod.MODULE_QN)
-            moved = renames(ch.hunks, new, old) if new and old else {}
-            out[ch.id] = (sorted(names), [f"{a}{RENAME_SEP}{b}" for a, b in sorted(moved.items())])
+            vanished: list[tuple[str, Side]] = []
+            appeared: list[tuple[str, Side]] = []
+            links: dict[str, list[Link]] = {}
+            for ch in todo[c.sha]:
+                new = side(f"{c.sha}:{ch.path}", ch.path) if ch.status != "D" else Side(ch.path, [], b"")
+                old_path = ch.old_path or ch.path
+                old = (
+                    side(f"{parent}:{old_path}", old_path)
+                    if parent and ch.status != "A"
+                    else Side(old_path, [], b"")
+                )
+                names = touched(ch.hunks, new.ranges, old.ranges)
+                names.discard(extract_mod.MODULE_QN)
+                moved = renames(ch.hunks, new.ranges, old.ranges) if new.ranges and old.ranges else {}
+                mine = [Link(a, b, "lines") for a, b in sorted(moved.items())]
+                mine += body_links(ch.hunks, new, old, set(moved), set(moved.values()), names)
+                mine += split_links(ch.hunks, new, old, mine)
+                links[ch.id] = mine
+                continued = {link.new for link in mine if link.old}
+                gave = {link.old for link in mine if link.old}
+                new_names, old_names = new.names(), old.names()
+                vanished += [(n, old) for n in sorted(old_names - new_names - gave)]
+                appeared += [(n, new) for n in sorted(new_names - old_names - continued)]
+                out[ch.id] = (sorted(names), [])
+            across = moved_links(vanished, appeared)
+            for ch in todo[c.sha]:
+                made = links[ch.id] + across.get(ch.path, [])
+                out[ch.id] = (out[ch.id][0], [link.encode() for link in made])
     return out

@@ -314,8 +314,13 @@ def history(ctx: Ctx, args: HistoryArgs) -> dict[str, Any]:
     out_symbols = []
     cols = reads.change_cols(bool(with_patch))
     for sym in symbols[:5]:
-        rows, chain, former = lineage.symbol_changes(conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit)
-        out_symbols.append({**sym, "changes": rows, "formerPaths": chain[1:], "formerNames": former})
+        rows, chain, former, moved = lineage.symbol_changes(
+            conn, repo.id, sym["path"], sym["qualifiedName"], cols, limit
+        )
+        entry = {**sym, "changes": rows, "formerPaths": chain[1:], "formerNames": former}
+        if moved:
+            entry["movedFrom"] = moved
+        out_symbols.append(entry)
     result: dict[str, Any] = {"target": target, "kind": "symbol", "symbols": out_symbols}
     if len(symbols) > 5:
         result["more"] = len(symbols) - 5

@@ -67,3 +67,118 @@ def test_a_method_that_became_a_function_keeps_its_name() -> None:
     new = [(1, 3, "test_b"), (5, 8, "test_a")]
     got = symbols_at.renames([(1, 8, 1, 9)], new, old)
     assert got == {"test_a": "T.test_a", "test_b": "T.test_b"}
+
+
+GROUPBY_OLD = b'''def do_groupby(environment, value, attribute, default=None):
+    """Group a sequence of objects by an attribute using Python's groupby.
+    The attribute can use dot notation for nested access.
+    """
+    expr = make_attrgetter(environment, attribute, default=default)
+    return [_GroupTuple(key, list(values)) for key, values in groupby(sorted(value, key=expr), expr)]
+'''
+GROUPBY_NEW = b'''def sync_do_groupby(environment, value, attribute, default=None):
+    """Group a sequence of objects by an attribute using Python's groupby.
+    The attribute can use dot notation for nested access.
+    """
+    expr = make_attrgetter(environment, attribute, default=default)
+    return [_GroupTuple(key, list(values)) for key, values in groupby(sorted(value, key=expr), expr)]
+
+
+@async_variant(sync_do_groupby)
+async def do_groupby(environment, value, attribute, default=None):
+    expr = make_attrgetter(environment, attribute, default=default)
+    return [_GroupTuple(key, await auto_to_list(values)) for key, values in groupby(sorted(
+        await auto_to_list(value), key=expr), expr)]
+'''
+
+
+def side(path: str, data: bytes) -> symbols_at.Side:
+    return symbols_at.Side(path, symbols_at.definitions(path, data), data)
+
+
+def test_body_similarity_is_a_weighted_jaccard_over_tokens() -> None:
+    a = symbols_at.body_tokens(GROUPBY_OLD, 1, 6, "do_groupby")
+    b = symbols_at.body_tokens(GROUPBY_NEW, 1, 6, "sync_do_groupby")
+    assert b"do_groupby" not in a and b"sync_do_groupby" not in b  # a symbol's own name is left out
+    assert symbols_at.similarity(a, b) == 1.0  # same body, new name, new indentation would not matter either
+    reindented = GROUPBY_OLD.replace(b"\n    ", b"\n        ")
+    assert symbols_at.similarity(a, symbols_at.body_tokens(reindented, 1, 6, "do_groupby")) == 1.0
+    tiny = symbols_at.body_tokens(b"def f(self):\n    return self._x\n", 1, 2, "f")
+    assert symbols_at.similarity(tiny, tiny) == 0.0  # below BODY_MIN_TOKENS: never linked by body
+    half = symbols_at.body_tokens(GROUPBY_OLD, 1, 3, "do_groupby")
+    assert symbols_at.similarity(a, half) < symbols_at.BODY_MIN  # size-aware: a part is not the whole
+
+
+def test_a_body_that_moved_to_a_new_name_while_the_old_name_stays_is_followed() -> None:
+    hunks = [(1, 1, 1, 1), (7, 7, 6, 0)]  # the def line renamed, the async variant added after the body
+    new, old = side("f.py", GROUPBY_NEW), side("f.py", GROUPBY_OLD)
+    assert symbols_at.renames(hunks, new.ranges, old.ranges) == {}  # by the diff's lines alone: nothing
+    links = symbols_at.body_links(hunks, new, old, set(), set())
+    assert [(x.new, x.old, x.how) for x in links] == [("sync_do_groupby", "do_groupby", "body 1.00")]
+
+
+def test_an_extracted_helper_does_not_take_the_history_of_the_function_it_came_from() -> None:
+    old_src = GROUPBY_OLD
+    # the body moves into a new helper added above; do_groupby keeps its def and docstring as unchanged lines
+    new_src = (
+        b"def _groups(environment, value, attribute, default=None):\n"
+        + b"\n".join(GROUPBY_OLD.split(b"\n")[4:6])
+        + b"\n\n\n"
+        + b"\n".join(GROUPBY_OLD.split(b"\n")[:4])
+        + b"\n    return _groups(environment, value, attribute, default)\n"
+    )
+    new, old = side("f.py", new_src), side("f.py", old_src)
+    hunks = [(1, 5, 0, 0), (10, 1, 5, 2)]
+    assert symbols_at.body_links(hunks, new, old, set(), set()) == []
+
+
+def test_a_function_moved_to_another_file_is_linked_by_body() -> None:
+    old = side("a.py", GROUPBY_OLD)
+    new = side("b.py", b"import x\n\n\n" + GROUPBY_OLD)
+    other = side("c.py", b"def unrelated(a, b, c, d, e, f, g):\n    return [a + b + c + d + e + f + g for _ in range(9)]\n")
+    got = symbols_at.moved_links([("do_groupby", old)], [("unrelated", other), ("do_groupby", new)])
+    assert list(got) == ["b.py"]
+    (link,) = got["b.py"]
+    assert (link.new, link.old, link.old_path, link.how) == ("do_groupby", "do_groupby", "a.py", "body 1.00")
+    assert symbols_at.decode_link(link.encode()) == link
+    assert symbols_at.decode_link("greet\tother") == symbols_at.Link("greet", "other", "lines")  # the first form
+
+
+SPLIT_OLD = b'''@pytest.mark.parametrize("level", ["trace", "debug"])
+async def test_log_level(server, capsys, level):
+    os.environ["LOG_LEVEL"] = level
+    async with httpx.AsyncClient() as client:
+        response = await client.get(server.url)
+        assert response.status_code == 200
+    if level == "trace":
+        assert "httpx.dispatch.connection_pool" in capsys.readouterr().err
+    else:
+        assert "httpx.dispatch.connection_pool" not in capsys.readouterr().err
+'''
+SPLIT_NEW = b'''async def test_logs_debug(server, capsys):
+    with override_log_level("debug"):
+        async with httpx.AsyncClient() as client:
+            response = await client.get(server.url)
+    assert "httpx.dispatch.connection_pool" not in capsys.readouterr().err
+
+
+async def test_logs_trace(server, capsys):
+    with override_log_level("trace"):
+        async with httpx.AsyncClient() as client:
+            response = await client.get(server.url)
+            assert response.status_code == 200
+    assert "httpx.dispatch.connection_pool" in capsys.readouterr().err
+'''
+
+
+def test_a_test_split_in_two_continues_in_both_halves() -> None:
+    new, old = side("t.py", SPLIT_NEW), side("t.py", SPLIT_OLD)
+    hunks = [(1, 5, 1, 3), (6, 3, 4, 0), (11, 0, 6, 2), (12, 1, 9, 1)]
+    lines = symbols_at.renames(hunks, new.ranges, old.ranges)
+    assert lines == {"test_logs_trace": "test_log_level"}  # one to one by the diff's lines
+    made = [symbols_at.Link(a, b, "lines") for a, b in lines.items()]
+    (split,) = symbols_at.split_links(hunks, new, old, made)
+    assert (split.new, split.old) == ("test_logs_debug", "test_log_level") and split.how.startswith("split ")
+    # a newcomer at another depth (a method where a function was) is not a half of it
+    nested = symbols_at.Side("t.py", [(1, 5, "C.test_logs_debug"), (8, 13, "test_logs_trace")], SPLIT_NEW)
+    assert symbols_at.split_links(hunks, nested, old, made) == []

@@ -117,3 +117,51 @@ def test_history_links_survive_kill9_and_restart(tmp_path: Path, new_repo: Facto
             second.cleanup()
     finally:
         first.cleanup()
+
+
+PARSE = (
+    "def parse_rows(text, sep=','):\n"
+    "    rows = []\n"
+    "    for line in text.splitlines():\n"
+    "        if not line.strip() or line.startswith('#'):\n"
+    "            continue\n"
+    "        rows.append([cell.strip() for cell in line.split(sep)])\n"
+    "    return rows\n"
+)
+HELPER = "def helper(a, b):\n    return a * b + a - b\n"
+
+
+def test_a_function_moved_to_another_file_or_a_new_name_keeps_its_history(
+    daemon: DaemonProcess, new_repo: Factory
+) -> None:
+    repo = new_repo(files={"README.md": "# r\n"})
+    t = 2_000_000_000
+    s = {"create": commit(repo, "add parse_rows", {"pkg/util.py": f"{HELPER}\n\n{PARSE}"}, t)}
+    s["edit"] = commit(repo, "skip comments", {"pkg/util.py": f"{HELPER}\n\n{PARSE.replace(chr(35), ';')}"}, t + 10)
+    body = PARSE.replace(chr(35), ";")
+    # parse_rows moves to its own module, with its body; util.py keeps helper
+    (repo / "pkg/util.py").write_text(HELPER)
+    s["move"] = commit(repo, "csv module", {"pkg/csv.py": f"import re\n\n\n{body}"}, t + 20)
+    body = body.replace("splitlines()", "splitlines(keepends=False)")
+    s["after"] = commit(repo, "explicit keepends", {"pkg/csv.py": f"import re\n\n\n{body}"}, t + 30)
+    # in place: the body goes to sync_parse_rows and a new parse_rows wraps it (the old name stays)
+    now = (repo / "pkg/csv.py").read_text().replace("def parse_rows(", "def sync_parse_rows(")
+    s["split"] = commit(repo, "async variant", {"pkg/csv.py": now + "\n\nasync def parse_rows(text):\n    return sync_parse_rows(text)\n"}, t + 40)  # fmt: skip
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo), "docs": False}, timeout=120)
+        out = c.request("history", {"repo": str(repo), "target": "pkg/csv.py:sync_parse_rows", "patch": False})
+        (sym,) = out["symbols"]
+        # in its file: the split (by body: the newcomer took the body and its unchanged lines), then the name
+        # it had there, back to the commit that moved it in
+        assert {ch["sha"] for ch in sym["changes"]} == {s["split"], s["after"], s["move"]}
+        assert sym["formerNames"] == ["parse_rows"]
+        # before the move: the other file, linked by body, with that stretch's own commits
+        (moved,) = sym["movedFrom"]
+        assert (moved["path"], moved["name"]) == ("pkg/util.py", "parse_rows")
+        assert moved["how"].startswith("body ") and float(moved["how"].split()[1]) >= 0.5
+        assert {ch["sha"] for ch in moved["changes"]} == {s["move"], s["edit"], s["create"]}
+        # helper, which stayed in util.py, has nothing before it
+        helper = c.request("history", {"repo": str(repo), "target": "pkg/util.py:helper", "patch": False})
+        assert "movedFrom" not in helper["symbols"][0]
+        assert {ch["sha"] for ch in helper["symbols"][0]["changes"]} == {s["create"]}
