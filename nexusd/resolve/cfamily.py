@@ -62,6 +62,14 @@ MAX_INCLUDE_FILES = 400
 HEADER_EXTS = (".h", ".hpp", ".hh", ".hxx", ".inl", ".ipp")
 
 _Found = list[tuple[str, SymbolFact, str, float]]
+_CALLABLE_OR_CLASS = CALLABLE | CLASS_KINDS
+# Memo keys (RepoIndex.memo, cleared at every change): the include closures, and find_qn's answers per file.
+_CLOSURES = ("c-closures",)
+_FOUND = "c-found"
+_DEFS_OF = ("c-defs-of",)
+_FEW_HOLDERS = 8
+_BARE = "c-bare"
+_SCOPE_KINDS = CLASS_KINDS | {"namespace"}
 
 
 class CFamilyRules(LanguageRules):
@@ -79,6 +87,7 @@ class CFamilyRules(LanguageRules):
         self._classes: dict[str, list[tuple[str, SymbolFact]]] = {}
         self._class_tail: dict[str, list[tuple[str, SymbolFact]]] = {}
         self._qn_files: dict[str, list[str]] = {}  # qualified name -> the files holding a symbol of that name
+        self._qn_sets: dict[str, frozenset[str]] = {}  # the same as sets, for names many files hold
 
     def config_changed(self) -> None:
         self._dirs = None
@@ -159,6 +168,7 @@ class CFamilyRules(LanguageRules):
         self._defs, self._classes, self._by_suffix = dict(defs), dict(classes), dict(by_suffix)
         self._class_tail = dict(tails)
         self._qn_files = dict(qn_files)
+        self._qn_sets = {qn: frozenset(files) for qn, files in qn_files.items() if len(files) > _FEW_HOLDERS}
         self._generation = self.index.generation
 
     def resolve_include(self, src: str, spec: str, quoted: bool) -> tuple[str, float] | None:
@@ -196,21 +206,37 @@ class CFamilyRules(LanguageRules):
 
     def visible(self, path: str) -> list[str]:
         """Files whose declarations `path` sees: itself, then its includes, breadth first, bounded."""
-        key = ("c-visible", path)
-        cached = self.index.memo.get(key)
+        return self._closure(path)[0]
+
+    def _closure(self, path: str) -> tuple[list[str], dict[str, int]]:
+        """(`visible(path)`, file -> its rank in that order), memoised together: every call of a file asks."""
+        closures = self.index.memo.get(_CLOSURES)
+        if closures is None:
+            closures = self.index.memo[_CLOSURES] = {}
+        cached = closures.get(path)  # type: ignore[attr-defined]
         if cached is not None:
-            return cached  # type: ignore[return-value]
+            return cached  # type: ignore[no-any-return]
+        bindings = self.index.bindings
         order = [path]
-        seen = {path}
+        rank = {path: 0}
         i = 0
         while i < len(order) and len(order) < MAX_INCLUDE_FILES:
-            for inc in self.index.bindings(order[i]).stars:
-                if inc not in seen:
-                    seen.add(inc)
+            for inc in bindings(order[i]).stars:
+                if inc not in rank:
+                    rank[inc] = len(order)
                     order.append(inc)
             i += 1
-        self.index.memo[key] = order
-        return order
+        found = closures[path] = (order, rank)  # type: ignore[index]
+        return found
+
+    def _foreign(self, path: str) -> list[str]:
+        """The files of `visible(path)` in another language than C/C++ (included `.inc`-like files parsed as
+        something else): they can hold a name without being among `_qn_files`' holders."""
+        tables = self.index.tables
+        return [
+            f for f in self.visible(path)
+            if (t := tables.get(f)) is not None and t.facts.language not in self.languages
+        ]  # fmt: skip
 
     # ---- lookups -----------------------------------------------------------------------------------------
     def definitions(self, qn: str) -> list[tuple[str, SymbolFact]]:
@@ -221,37 +247,73 @@ class CFamilyRules(LanguageRules):
         """A declaration becomes its definition(s); everything else stays as it is."""
         if sym.kind != "declaration":
             return [(path, sym, resolution, confidence)]
-        defs = [d for d in self.definitions(sym.qualified_name) if d[1].kind in {"function", "method"}]
-        if not defs:
+        picked = self._definitions_of(path, sym.qualified_name)
+        if picked is None:
             return [(path, sym, resolution, confidence)]
-        if len(defs) == 1:
+        defs, share = picked
+        if share is None:
             return [(defs[0][0], defs[0][1], resolution, confidence)]
-        # The implementing file usually includes its own header; then a matching file name.
-        same = [d for d in defs if path in self.visible(d[0])]
-        if len(same) != 1:
-            stem = posixpath.splitext(posixpath.basename(path))[0]
-            same = [d for d in same or defs if posixpath.splitext(posixpath.basename(d[0]))[0] == stem]
-        if len(same) == 1:
-            return [(same[0][0], same[0][1], resolution, min(confidence, 0.9))]
-        return [(p, s, resolution, round(0.9 / len(defs), 3)) for p, s in defs[:5]]
+        if share < 0:
+            return [(defs[0][0], defs[0][1], resolution, min(confidence, 0.9))]
+        return [(p, s, resolution, share) for p, s in defs]
+
+    def _definitions_of(
+        self, path: str, qn: str
+    ) -> tuple[list[tuple[str, SymbolFact]], float | None] | None:
+        """The definitions a declaration `qn` in file `path` stands for, memoised per (file, name): every call
+        reaching one header prototype asks the same. None: no definition (the declaration is the target);
+        (one, None): the only one; (one, -1): picked among several (confidence at most 0.9); (up to five, share):
+        several, each 0.9 / n."""
+        memo = self.index.memo.get(_DEFS_OF)
+        if memo is None:
+            memo = self.index.memo[_DEFS_OF] = {}
+        key = (path, qn)
+        if key in memo:  # type: ignore[operator]
+            return memo[key]  # type: ignore[index, no-any-return]
+        defs = [d for d in self.definitions(qn) if d[1].kind in {"function", "method"}]
+        out: tuple[list[tuple[str, SymbolFact]], float | None] | None
+        if not defs:
+            out = None
+        elif len(defs) == 1:
+            out = (defs, None)
+        else:
+            # The implementing file usually includes its own header; then a matching file name.
+            same = [d for d in defs if path in self._visible_rank(d[0])]
+            if len(same) != 1:
+                stem = posixpath.splitext(posixpath.basename(path))[0]
+                same = [d for d in same or defs if posixpath.splitext(posixpath.basename(d[0]))[0] == stem]
+            out = (same, -1.0) if len(same) == 1 else (defs[:5], round(0.9 / len(defs), 3))
+        memo[key] = out  # type: ignore[index]
+        return out
 
     def find_qn(self, path: str, qn: str, kinds: frozenset[str]) -> tuple[str, SymbolFact] | None:
         """A symbol by qualified name in the files `path` sees (itself first), definitions preferred.
 
         The files holding the name are few and the include closure is up to MAX_INCLUDE_FILES: walk the
         holders in closure order rather than the closure (a kernel tree made the closure walk the whole cost
-        of resolution)."""
-        self._refresh()
+        of resolution). Memoised per file: a file calls the same names many times."""
+        if self._generation != self.index.generation:
+            self._refresh()
         holders = self._qn_files.get(qn)
         if not holders:
             return None
-        visible = self.visible(path)
-        if len(holders) < len(visible):
-            rank = self._visible_rank(path)
-            files = sorted((f for f in holders if f in rank), key=rank.__getitem__)
+        found_by = self.index.memo.get((_FOUND, path))
+        if found_by is None:
+            found_by = self.index.memo[(_FOUND, path)] = {}
+        key = (qn, kinds)
+        if key in found_by:  # type: ignore[operator]
+            return found_by[key]  # type: ignore[index, no-any-return]
+        visible, rank = self._closure(path)
+        held = self._qn_sets.get(qn)
+        if held is not None:  # many holders: intersected with the closure as sets
+            files = sorted(held.intersection(rank), key=rank.__getitem__)
         else:
-            files = visible
+            files = sorted((f for f in holders if f in rank), key=rank.__getitem__)
+        if len(holders) >= len(visible) and (foreign := self._foreign(path)):
+            # the whole closure is walked then: included files of another language can hold the name too
+            files = sorted({*files, *foreign}, key=rank.__getitem__)
         decl: tuple[str, SymbolFact] | None = None
+        hit: tuple[str, SymbolFact] | None = None
         for file in files:
             table = self.index.table(file)
             if table is None:
@@ -260,16 +322,14 @@ class CFamilyRules(LanguageRules):
             if sym is None:
                 continue
             if sym.kind != "declaration":
-                return file, sym
+                hit = (file, sym)
+                break
             decl = decl or (file, sym)
-        return decl
+        found_by[key] = hit = hit or decl  # type: ignore[index]
+        return hit
 
     def _visible_rank(self, path: str) -> dict[str, int]:
-        key = ("c-visible-rank", path)
-        cached = self.index.memo.get(key)
-        if cached is None:
-            cached = self.index.memo[key] = {f: i for i, f in enumerate(self.visible(path))}
-        return cached  # type: ignore[return-value]
+        return self._closure(path)[1]
 
     def _qns(self, path: str, table: FileTable) -> dict[str, list[SymbolFact]]:
         """Qualified name -> every symbol of that name in one file, definitions first (memoised)."""
@@ -359,7 +419,7 @@ class CFamilyRules(LanguageRules):
                     return path, owner
                 self._refresh()
                 cands = self._classes.get(sym.parent, [])
-                visible = set(self.visible(path))
+                visible = self._visible_rank(path)
                 pick = [c for c in cands if c[0] in visible] or cands
                 return pick[0] if pick else None
             sym = table.by_qn.get(sym.parent) if sym.parent else None
@@ -418,6 +478,20 @@ class CFamilyRules(LanguageRules):
         return self.settle_decl(method[0], method[1], "receiver", 0.95 if method[2] == 0 else 0.9), ""
 
     def _bare(self, table: FileTable, call: CallFact) -> tuple[_Found, str]:
+        caller = table.by_qn.get(call.caller) if call.caller else None
+        if caller is None or (caller.parent is None and caller.kind not in _SCOPE_KINDS):
+            # No enclosing class and no scope but the global one (all of C): the answer depends on the file and
+            # the name only, and a file calls the same names many times (kfree, mutex_lock...).
+            memo = self.index.memo.get((_BARE, table.facts.path))
+            if memo is None:
+                memo = self.index.memo[(_BARE, table.facts.path)] = {}
+            found = memo.get(call.name)  # type: ignore[attr-defined]
+            if found is None:
+                found = memo[call.name] = self._bare_in(table, call)  # type: ignore[index]
+            return found  # type: ignore[no-any-return]
+        return self._bare_in(table, call)
+
+    def _bare_in(self, table: FileTable, call: CallFact) -> tuple[_Found, str]:
         path = table.facts.path
         name = call.name
         owner = self.enclosing_class(table, path, call.caller)
@@ -429,7 +503,7 @@ class CFamilyRules(LanguageRules):
                 return [], ""  # a member initializer `r_(r)`, or calling a callable member: not an edge
         for prefix in self.scopes(table, call.caller):
             qn = f"{prefix}.{name}" if prefix else name
-            found = self.find_qn(path, qn, CALLABLE | CLASS_KINDS)
+            found = self.find_qn(path, qn, _CALLABLE_OR_CLASS)
             if found is None:
                 continue
             dst_path, sym = found

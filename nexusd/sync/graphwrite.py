@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..batch import edge_rows
@@ -64,17 +65,32 @@ def _doc(sym: SymbolFact) -> str:
     return sym.doc[:500]
 
 
-def symbol_rows(repo_id: str, facts: FileFacts, unresolved: dict[str, list[str]]) -> list[tuple[Any, ...]]:
+def ids_of(repo_id: str, facts: FileFacts) -> list[str]:
+    """The id of each of a file's symbols, in `facts.symbols` order (computed once per file and row kind)."""
+    path = facts.path
+    return [symbol_id(repo_id, path, sym.kind, sym.qualified_name, sym.occurrence) for sym in facts.symbols]
+
+
+@lru_cache(maxsize=65_536)
+def _symbol_search_text(name: str, qualified_name: str) -> str:
+    """`search_text(name, qualified_name)`, cached: names and qualified names recur across a repository's files
+    (C fields and static functions, methods of the same name)."""
+    return search_text(name, qualified_name)
+
+
+def symbol_rows(
+    repo_id: str, facts: FileFacts, unresolved: dict[str, list[str]], ids: list[str] | None = None
+) -> list[tuple[Any, ...]]:
     rows = []
-    for sym in facts.symbols:
-        sid = symbol_id(repo_id, facts.path, sym.kind, sym.qualified_name, sym.occurrence)
-        raw = unresolved.get(sid, [])
+    path, language = facts.path, facts.language
+    for sym, sid in zip(facts.symbols, ids or ids_of(repo_id, facts), strict=True):
+        raw = unresolved.get(sid, ())
         rows.append(
             (
-                sid, repo_id, facts.path,
-                semantic_key(facts.language, sym.kind, facts.path, sym.qualified_name, sym.occurrence),
+                sid, repo_id, path,
+                semantic_key(language, sym.kind, path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
-                _doc(sym), search_text(sym.name, sym.qualified_name), sym.content_hash, sym.exported,
+                _doc(sym), _symbol_search_text(sym.name, sym.qualified_name), sym.content_hash, sym.exported,
                 "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip
@@ -92,16 +108,19 @@ def file_row(repo_id: str, facts: FileFacts, st: FileStat) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def contains_rows(repo_id: str, facts: FileFacts) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def contains_rows(
+    repo_id: str, facts: FileFacts, ids: list[str] | None = None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """(File->Symbol rows, Symbol->Symbol rows), each (from, to, ordinal)."""
     fid = file_id(repo_id, facts.path)
+    if ids is None:
+        ids = ids_of(repo_id, facts)
     by_qname: dict[str, str] = {}
-    for sym in facts.symbols:
-        by_qname.setdefault(sym.qualified_name, symbol_id(repo_id, facts.path, sym.kind, sym.qualified_name, sym.occurrence))
+    for sym, sid in zip(facts.symbols, ids, strict=True):
+        by_qname.setdefault(sym.qualified_name, sid)
     top: list[tuple[Any, ...]] = []
     nested: list[tuple[Any, ...]] = []
-    for ordinal, sym in enumerate(facts.symbols):
-        sid = symbol_id(repo_id, facts.path, sym.kind, sym.qualified_name, sym.occurrence)
+    for ordinal, (sym, sid) in enumerate(zip(facts.symbols, ids, strict=True)):
         parent = by_qname.get(sym.parent) if sym.parent else None
         if parent is not None and parent != sid:
             nested.append((parent, sid, ordinal))
@@ -175,8 +194,9 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     for path, facts in batch.changed.items():
         res = batch.resolutions.get(path) or FileResolution(path)
         files.append(file_row(batch.repo_id, facts, batch.stats.get(path, FileStat())))
-        symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved()))
-        t, n = contains_rows(batch.repo_id, facts)
+        ids = ids_of(batch.repo_id, facts)
+        symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved(), ids))
+        t, n = contains_rows(batch.repo_id, facts, ids)
         top.extend(t)
         nested.extend(n)
         i, c = edge_rows(batch.repo_id, res)
@@ -315,8 +335,9 @@ def write_incremental(
                      "size": row[7], "mtime": row[8], "diags": row[9]},
                 )
             res = batch.resolutions.get(path) or FileResolution(path)
-            symbols.extend(symbol_rows(repo, facts, res.stored_unresolved()))
-            t, n = contains_rows(repo, facts)
+            ids = ids_of(repo, facts)
+            symbols.extend(symbol_rows(repo, facts, res.stored_unresolved(), ids))
+            t, n = contains_rows(repo, facts, ids)
             top.extend(t)
             nested.extend(n)
         for path, st in batch.touched.items():
