@@ -1,7 +1,7 @@
 """How light the daemon is: resident memory, CPU per file, the first answer, and `status`.
 
     .venv/bin/python bench/memory_bench.py [--corpus gen1k|gen5k|gen20k|stdlib ...] [--idle-wait 60]
-                                           [--skip-status] [--skip-idle]
+                                           [--skip-status] [--skip-idle] [--status-paths]
 
 Rows (each printed, all written to bench/results/memory_bench.json):
 - idle: the daemon's RSS (and anonymous RSS) a few seconds after start with an empty NEXUS_HOME;
@@ -485,6 +485,44 @@ def _paired(a: list[str], b: list[str], n: int, env: dict[str, str]) -> tuple[fl
     return statistics.median(sa), statistics.median(sb)
 
 
+def _interleaved(cmds: dict[str, list[str]], n: int, env: dict[str, str]) -> dict[str, list[float]]:
+    """Wall seconds of each command, run in turn n times (a change in the machine's load reaches all alike)."""
+    out: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(n):
+        for name, cmd in cmds.items():
+            t0 = time.perf_counter()
+            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            out[name].append(time.perf_counter() - t0)
+    return out
+
+
+def status_paths_row(work: Path, repos: int = 5, n: int = 21) -> dict[str, Any]:
+    """`nexus status` with five repositories through the console entry point (the start-up path without click,
+    client/fast.py) and through the click group alone (what every command paid before), against
+    `python -c pass`, interleaved: min and median of each, and the ratios."""
+    nexus = str(Path(sys.executable).parent / "nexus")
+    click_script = work / "nexus_click.py"
+    click_script.write_text("import sys\nfrom nexus_client.cli_group import run\nsys.exit(run())\n")
+    with BenchDaemon(env={"NEXUS_NO_WATCH": "1"}) as d:
+        assert d.proc is not None
+        env = dict(d.env)
+        with connect(d.dirs, timeout=600) as c:
+            for i in range(repos):
+                root = generate(work / f"status{i}", 200)
+                c.request("index", {"repo": str(root)}, timeout=600)
+            quiet = quiesce(d.proc.pid)
+            runs = _interleaved({"pass": [sys.executable, "-c", "pass"], "fast": [nexus, "status"],
+                                 "click": [sys.executable, str(click_script), "status"]}, n, env)  # fmt: skip
+    stats = {k: {"min_ms": round(min(v) * 1000, 1), "median_ms": round(statistics.median(v) * 1000, 1)}
+             for k, v in runs.items()}  # fmt: skip
+    base_min, base_med = min(runs["pass"]), statistics.median(runs["pass"])
+    out = {"runs": n, "repos": repos, "quiesce_s": quiet, "ms": stats,
+           "ratio_min": {k: round(min(runs[k]) / base_min, 2) for k in ("fast", "click")},
+           "ratio_median": {k: round(statistics.median(runs[k]) / base_med, 2) for k in ("fast", "click")}}  # fmt: skip
+    print(f"[status paths] {out}", flush=True)
+    return out
+
+
 def status_row(work: Path, repos: int = 5, n: int = 15) -> dict[str, Any]:
     nexus = str(Path(sys.executable).parent / "nexus")
     with BenchDaemon(env={"NEXUS_NO_WATCH": "1"}) as d:
@@ -525,8 +563,18 @@ def main() -> None:
     ap.add_argument("--skip-status", action="store_true")
     ap.add_argument("--symbols", action="store_true", help="the symbols row (heap by part) per corpus chosen")
     ap.add_argument("--skip-daemon", action="store_true", help="no daemon rows per corpus (with --symbols)")
+    ap.add_argument("--status-paths", action="store_true",
+                    help="only `nexus status` with and without click, interleaved (-> bench/results/status_paths.json)")
     ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
     opts = ap.parse_args()
+    if opts.status_paths:
+        work = Path(tempfile.mkdtemp(prefix="nxmem-"))
+        try:
+            path = write_result("status_paths", {"status_paths": status_paths_row(work), "target_ratio": 3.5})
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"wrote {path}")
+        return
     chosen = opts.corpus if opts.corpus is not None else ["gen1k"]
     work = Path(tempfile.mkdtemp(prefix="nxmem-"))
     result: dict[str, Any] = {}

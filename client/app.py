@@ -14,18 +14,12 @@ from typing import Any, TypeVar
 import click
 
 from nexusd import config, paths
-from nexusd.errors import NexusError
+
+from .output import candidate_lines, fail, find_repo_root
+
+__all__ = ["App", "candidate_lines", "fail", "find_repo_root", "json_option", "pass_app"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def find_repo_root(start: Path | str) -> Path:
-    """The git root containing `start` (found by walking up, no subprocess), else `start` itself."""
-    start = Path(start).absolute()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 class App:
@@ -87,30 +81,3 @@ def json_option(fn: F) -> F:
 
 
 pass_app = click.make_pass_decorator(App)
-
-
-def candidate_lines(candidates: list[dict[str, Any]]) -> list[str]:
-    """`key  path:12-30  method [stub] [test]`, aligned."""
-    width = max(len(str(c.get("key") or c.get("id"))) for c in candidates)
-    out = []
-    for c in candidates:
-        where = f"{c.get('path', '')}:{c.get('line', '?')}" + (f"-{c['endLine']}" if c.get("endLine") else "")
-        marks = "".join(f" [{m}]" for m in ("stub", "test") if c.get(m))
-        out.append(f"{str(c.get('key') or c.get('id')):<{width}}  {where}  {c.get('kind', '')}{marks}")
-    return out
-
-
-def fail(error: NexusError, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps({"ok": False, "error": error.to_wire()}, indent=2, default=str))
-    else:
-        click.echo(f"nexus: {error.message}", err=True)
-        if error.hint:
-            click.echo(f"  hint: {error.hint}", err=True)
-        candidates = error.data.get("candidates") if error.data else None
-        if candidates:
-            total = error.data.get("total", len(candidates))
-            click.echo(f"  candidates ({total}, best first):", err=True)
-            for line in candidate_lines(candidates[:10]):
-                click.echo(f"    {line}", err=True)
-    sys.exit(error.exit_code)

@@ -1,6 +1,6 @@
 """How answers look to a person: colour where it helps, relative times, aligned fields.
 
-Colour is click's styles, only when stdout is a terminal and NO_COLOR (https://no-color.org) is unset or empty;
+Colour is ANSI SGR codes (the ones click.style writes), only when stdout is a terminal and NO_COLOR (https://no-color.org) is unset or empty;
 `--json` output never passes through here. Times on the wire are epoch seconds; people read "3 min ago".
 """
 
@@ -12,8 +12,6 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import click
-
 
 def colour_on() -> bool:
     if os.environ.get("NO_COLOR"):
@@ -24,8 +22,15 @@ def colour_on() -> bool:
         return False
 
 
-def _style(text: str, **kw: Any) -> str:
-    return click.style(text, **kw) if colour_on() else text
+_FG = {"red": 31, "green": 32, "yellow": 33}
+
+
+def _style(text: str, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
+    """click.style's output for these options, without importing click (`nexus status` starts without it)."""
+    if not colour_on():
+        return text
+    codes = ([f"\x1b[{_FG[fg]}m"] if fg else []) + (["\x1b[1m"] if bold else []) + (["\x1b[2m"] if dim else [])
+    return "".join(codes) + text + "\x1b[0m"
 
 
 def ok(text: str) -> str:

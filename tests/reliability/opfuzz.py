@@ -41,7 +41,20 @@ class Outcome:
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
+    db_bytes: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, database file size)
     op_seconds: Counter[str] = field(default_factory=Counter)  # wall time spent per op, to see what bounds the rate
+    seconds: float = 0.0  # wall time of the campaign
+    daemon_cpu_s: float = 0.0  # CPU time the daemon process spent during the campaign (user + system)
+    warmup: int = 0  # sequences before the RSS growth is measured
+
+    def rss_growth(self) -> dict[str, Any]:
+        """RSS at the first sample at or after the warm-up and at the last sample, and the growth between."""
+        after = [(n, kb) for n, kb in self.rss_kb if n >= self.warmup]
+        if len(after) < 2 or after[0][0] == after[-1][0]:
+            return {"warmup_sequences": self.warmup, "warm_kb": None, "end_kb": None, "growth_pct": None}
+        (_, warm), (_, end) = after[0], after[-1]
+        return {"warmup_sequences": self.warmup, "warm_kb": warm, "end_kb": end,
+                "growth_pct": round((end - warm) * 100 / warm, 1)}  # fmt: skip
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -52,7 +65,12 @@ class Outcome:
             "internal": self.codes.get("internal", 0),
             "codes": dict(sorted(self.codes.items())),
             "failures": self.failures[:20],
+            "seconds": round(self.seconds, 1),
+            "sequences_per_s": round(self.sequences / self.seconds, 3) if self.seconds else None,
+            "daemon_cpu_s_per_sequence": round(self.daemon_cpu_s / self.sequences, 3) if self.sequences else None,
+            "rss": self.rss_growth(),
             "rss_kb": self.rss_kb,
+            "db_bytes": self.db_bytes,
             "op_seconds": {op: round(s, 1) for op, s in self.op_seconds.most_common()},
         }
 
@@ -247,6 +265,13 @@ class OpFuzzer:
         self.daemon.start()
         self.client = self.daemon.client(timeout=60)
 
+    def _alive(self) -> bool:
+        return self.daemon.proc is not None and self.daemon.proc.poll() is None
+
+    def _sample(self, n: int, out: Outcome) -> None:
+        out.rss_kb.append((n, rss_kb(self.daemon.pid)))
+        out.db_bytes.append((n, sum(p.stat().st_size for p in self.daemon.home.rglob("graph.kuzu*") if p.is_file())))
+
     def campaign(
         self,
         count: int,
@@ -255,18 +280,44 @@ class OpFuzzer:
         length: tuple[int, int] = (3, 8),
         time_budget_s: float | None = None,
         rss_every: int = 200,
+        warmup: int = 0,
         on_progress: Callable[[Outcome], None] | None = None,
     ) -> Outcome:
+        """`count` sequences (fewer when `time_budget_s` runs out). The daemon's RSS and database size are
+        sampled every `rss_every` sequences and after the last; `warmup`: the sequences before the RSS growth
+        is measured (`Outcome.rss_growth`)."""
         rng = random.Random(seed)
-        out = Outcome()
+        out = Outcome(warmup=warmup)
         t0 = time.monotonic()
+        pid = self.daemon.pid
+        cpu0 = cpu_s(pid)
+        n = 0
         for n in range(count):
             if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
                 break
             self.run(self.sequence(rng, rng.randint(*length)), out, label=(seed, n))
-            if n % rss_every == 0 and self.daemon.proc is not None and self.daemon.proc.poll() is None:
-                out.rss_kb.append((n, rss_kb(self.daemon.pid)))
+            if self.daemon.pid != pid:  # restarted after a death: the dead process's CPU time is not counted
+                pid, cpu0 = self.daemon.pid, cpu_s(self.daemon.pid)
+            if n % rss_every == 0 and self._alive():
+                self._sample(n, out)
                 if on_progress is not None:
                     on_progress(out)
+        out.seconds = time.monotonic() - t0
+        if self._alive():
+            out.daemon_cpu_s += cpu_s(pid) - cpu0
+            if not out.rss_kb or out.rss_kb[-1][0] != n:
+                self._sample(n, out)
         assert set(out.codes) <= set(ERROR_CODES) | {"ok"}, out.codes
         return out
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process (its own threads, not its children)."""
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
