@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import config
 from ..parse.facts import CallFact, Diagnostic, FileFacts, ImportFact, SymbolFact, TypeFact, content_hash
+from ..parse.languages import parsed_language
 from ..protocol import pack_local, unpack_local
 
 log = logging.getLogger(__name__)
@@ -103,11 +104,11 @@ def _worker_main(conn: Connection) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # Parsers and queries are compiled on first use per language and then kept: warming all eleven
-    # grammars up front costs ~0.7 s that a Python-only repository never needs.
-    from ..parse import extract  # noqa: F401  (the imports are the start-up cost; then say so)
+    # Parsers and queries are compiled when a batch first needs their language and then kept: warming all
+    # eleven grammars up front costs ~0.7 s that a Python-only repository never needs. READY opens each batch,
+    # once its languages are compiled: the daemon's per-file clock starts there (until then the start limit).
+    from ..parse import extract  # noqa: F401  (the imports are the start-up cost)
 
-    conn.send_bytes(READY)
     while True:
         try:
             msg = conn.recv()
@@ -116,9 +117,22 @@ def _worker_main(conn: Connection) -> None:
         if msg is None:
             return
         root, tasks, max_bytes = msg
+        _warm_for(tasks)
+        conn.send_bytes(READY)  # compiled: the per-file clock starts now
         for task in tasks:
             conn.send_bytes(encode_outcome(process_one(root, task, max_bytes)))
         conn.send_bytes(BATCH_DONE)
+
+
+def _warm_for(tasks: list[ParseTask]) -> None:
+    """Build the parsers and compile the queries of the languages a batch needs, before its first file: a fresh
+    worker pays this once per language (the C++ query ~0.5 s quiet, many seconds on a loaded machine), and it must
+    not count against that file's time limit (ARCHITECTURE.md, "Cost of a large C tree")."""
+    from ..parse.extract import supported_languages, warm
+
+    needed = {lang for task in tasks if (lang := parsed_language(task.path))} & set(supported_languages())
+    if needed:
+        warm(sorted(needed))
 
 
 # -- the wire between a worker and the daemon ------------------------------------------------------------
@@ -128,7 +142,7 @@ def _worker_main(conn: Connection) -> None:
 # Field order is read from the dataclasses, so both ends agree on it by construction. Text msgpack cannot
 # carry (lone surrogates from undecodable bytes) falls back to pickle for that one outcome.
 
-READY = b"R"  # a worker's first message, once its imports are done
+READY = b"R"  # opens each batch: the worker started and compiled what the batch needs
 BATCH_DONE = b"D"
 _PICKLED = b"P"
 
@@ -180,9 +194,15 @@ class _Worker:
         self.batch: deque[ParseTask] = deque()
         self.since = time.monotonic()
         self.ready = False  # until the worker says it has started: the per-file clock runs from then
+        self.languages: set[str] = set()  # the languages sent to it so far (it compiled their queries)
 
     def send(self, root: str, tasks: list[ParseTask], max_bytes: int) -> None:
         self.batch = deque(tasks)
+        languages = {lang for task in tasks if (lang := parsed_language(task.path))}
+        if not languages <= self.languages:
+            # The worker compiles these first, then says READY again: until then the start limit applies.
+            self.ready = False
+            self.languages |= languages
         if self.ready:
             self.since = time.monotonic()
         self.conn.send((root, tasks, max_bytes))
