@@ -10,7 +10,7 @@ second and the daemon's CPU seconds per sequence.
 
 `--workers N` runs N fuzzers side by side, each with its own daemon, repositories and seed (seed + worker
 number): the same sequences and checks as one, N times the rate while cores are free. A daemon's writer is
-single-threaded and most of its time is Kuzu checkpoints (ARCHITECTURE.md, "What a small write costs"), so
+single-threaded and most of its time is Kuzu checkpoints (ARCHITECTURE.md, "What a graph write costs"), so
 one fuzzer cannot use a second core. With `--flooder` every daemon has its own client that sent 15,000
 requests and never reads."""
 
@@ -118,7 +118,10 @@ def main() -> None:
         summary = json.loads(out_path.read_text())
         print(json.dumps({k: v for k, v in summary.items() if k not in ("failures", "workers")}))
         for w in summary["workers"]:
-            print(json.dumps({"sequences": w["sequences"], "rss": w["rss"], "db_mb_end": round(w["db_bytes"][-1][1] / 1e6, 1) if w["db_bytes"] else None}))
+            db = w["db_bytes"][-1] if w["db_bytes"] else None
+            print(json.dumps({"sequences": w["sequences"], "rss": w["rss"],
+                              "db_mb_end": round(db[1] / 1e6, 1) if db else None,
+                              "wal_mb_end": round(db[2] / 1e6, 1) if db else None}))  # fmt: skip
         if errors:
             raise errors[0]
     finally:

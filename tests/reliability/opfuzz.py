@@ -41,7 +41,7 @@ class Outcome:
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
-    db_bytes: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, database file size)
+    db_bytes: list[tuple[int, int, int]] = field(default_factory=list)  # (sequence number, database file, its WAL)
     op_seconds: Counter[str] = field(default_factory=Counter)  # wall time spent per op, to see what bounds the rate
     seconds: float = 0.0  # wall time of the campaign
     daemon_cpu_s: float = 0.0  # CPU time the daemon process spent during the campaign (user + system)
@@ -270,7 +270,8 @@ class OpFuzzer:
 
     def _sample(self, n: int, out: Outcome) -> None:
         out.rss_kb.append((n, rss_kb(self.daemon.pid)))
-        out.db_bytes.append((n, sum(p.stat().st_size for p in self.daemon.home.rglob("graph.kuzu*") if p.is_file())))
+        sizes = {p.name: p.stat().st_size for p in self.daemon.home.rglob("graph.kuzu*") if p.is_file()}
+        out.db_bytes.append((n, sizes.get("graph.kuzu", 0), sizes.get("graph.kuzu.wal", 0)))
 
     def campaign(
         self,
