@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import threading
-from array import array
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
 from ..parse.facts import FileFacts, SymbolFact, symbol_id
-from .compact import Names, Over, Rows
+from .compact import Names, Over
 from .snapshot import Snapshot, Snapshots
 
 if TYPE_CHECKING:
@@ -31,63 +30,16 @@ if TYPE_CHECKING:
     from ..store import Conn
 
 
-class Layer(MutableMapping[Any, Any]):
-    """A dict over a base dict: `top` holds what the overlay set, `gone` what it removed from the base (keys of
-    the base, never in `top`). While `writing`, a list or array read from the base is copied into `top` first,
-    so the caller may append to it."""
+class Layer(Over):
+    """A dict over a base dict (or a compacted baseline's `Over`): `top` holds what the overlay set, `gone` what
+    it removed from the base. A view starts out `writing` (its overlay files are being applied: a list or array
+    read from the base is copied into `top` first, so the caller may append to it); `build_view` turns that off."""
 
-    __slots__ = ("base", "top", "gone", "writing")
+    __slots__ = ()
 
-    def __init__(self, base: dict[Any, Any] | Over) -> None:
-        self.base = base
-        self.top: dict[Any, Any] = {}
-        self.gone: set[Any] = set()
+    def __init__(self, base: Mapping[Any, Any]) -> None:
+        super().__init__(base)
         self.writing = True
-
-    def __getitem__(self, key: Any) -> Any:
-        top = self.top
-        if key in top:
-            return top[key]
-        if key in self.gone:
-            raise KeyError(key)
-        value = self.base[key]
-        if self.writing and isinstance(value, (list, array, Rows)):  # (Rows: a compacted baseline's edges)
-            value = top[key] = value[:]
-        return value
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.top or (key not in self.gone and key in self.base)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.top[key] = value
-        self.gone.discard(key)
-
-    def __delitem__(self, key: Any) -> None:
-        if key in self.top:
-            del self.top[key]
-            if key in self.base:
-                self.gone.add(key)
-        elif key in self.base and key not in self.gone:
-            self.gone.add(key)
-        else:
-            raise KeyError(key)
-
-    def __iter__(self) -> Iterator[Any]:
-        top, gone = self.top, self.gone
-        yield from top
-        for key in self.base:
-            if key not in top and key not in gone:
-                yield key
-
-    def __len__(self) -> int:
-        base = self.base
-        return len(base) - len(self.gone) + sum(1 for key in self.top if key not in base)
 
 
 class Slots:
