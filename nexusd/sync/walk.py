@@ -231,20 +231,9 @@ class WalkRules:
         if not self._exclude_loaded:
             self._exclude_loaded = True
             self._exclude = None
-            gitdir = os.path.join(self._root_str, ".git")
-            if os.path.isfile(gitdir):  # worktree or submodule: ".git" holds "gitdir: <path>"
-                try:
-                    with open(gitdir, encoding="utf-8") as handle:
-                        line = handle.readline().strip()
-                    if line.startswith("gitdir:"):
-                        gitdir = os.path.join(self._root_str, line[7:].strip())
-                        common = os.path.join(gitdir, "commondir")
-                        if os.path.isfile(common):
-                            with open(common, encoding="utf-8") as handle:
-                                gitdir = os.path.join(gitdir, handle.read().strip())
-                except OSError:
-                    return None
-            self._exclude = _load_spec(os.path.join(gitdir, "info", "exclude"))
+            common = _common_dir(self._root_str)  # (a worktree's or submodule's ".git" file leads there)
+            if common is not None:
+                self._exclude = _load_spec(os.path.join(common, "info", "exclude"))
         return self._exclude
 
     def _nested_worktree(self, dir_rel: str, has_git: bool | None = None) -> bool:
