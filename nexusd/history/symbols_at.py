@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from nexusd.history import git as git_source
 from nexusd.history.facts import ChangeFacts, CommitFacts
@@ -133,13 +134,7 @@ def renames(hunks: Sequence[Sequence[int]], new: Sequence[Range], old: Sequence[
             if score > 0:
                 pairs.append((score, name, candidate))
     # One old symbol becomes at most one new one (and the reverse): best matches first.
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for _, name, candidate in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
-        if name not in out and candidate not in taken:
-            out[name] = candidate
-            taken.add(candidate)
-    return out
+    return {name: candidate for _, name, candidate in _best_first(pairs)}
 
 
 class BlobReader:
@@ -335,16 +330,22 @@ def body_links(
                 ):
                     continue
             pairs.append((score, name, source))
-    out: list[Link] = []
-    taken_new: set[str] = set()
-    taken_old: set[str] = set()
-    for score, name, source in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
-        if name in taken_new or source in taken_old:
+    return [Link(name, source, f"body {score:.2f}") for score, name, source in _best_first(pairs)]
+
+
+_K = TypeVar("_K", str, int)
+
+
+def _best_first(pairs: list[tuple[float, _K, _K]]) -> Iterator[tuple[float, _K, _K]]:
+    """One-to-one pairs, best score first (ties by the keys): each new and each old side is taken once."""
+    taken_new: set[_K] = set()
+    taken_old: set[_K] = set()
+    for score, a, b in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if a in taken_new or b in taken_old:
             continue
-        taken_new.add(name)
-        taken_old.add(source)
-        out.append(Link(name, source, f"body {score:.2f}"))
-    return out
+        taken_new.add(a)
+        taken_old.add(b)
+        yield score, a, b
 
 
 def split_links(hunks: Sequence[Sequence[int]], new: Side, old: Side, made: list[Link]) -> list[Link]:
@@ -398,13 +399,7 @@ def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side
             if score >= BODY_MIN:
                 pairs.append((score + (1e-6 if source.rsplit(".", 1)[-1] == short else 0.0), i, j))
     out: dict[str, list[Link]] = {}
-    taken_new: set[int] = set()
-    taken_old: set[int] = set()
-    for score, i, j in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
-        if i in taken_new or j in taken_old:
-            continue
-        taken_new.add(i)
-        taken_old.add(j)
+    for score, i, j in _best_first(pairs):
         (name, side), (source, old_side) = appeared[i], vanished[j]
         out.setdefault(side.path, []).append(Link(name, source, f"body {min(score, 1.0):.2f}", old_side.path))
     return out
