@@ -62,6 +62,7 @@ def combined(outs: list[Outcome], seconds: float) -> dict[str, Any]:
         ],  # fmt: skip
         "op_seconds": dict(sorted(ops.items(), key=lambda kv: -kv[1])),
         "failures": [f for s in per for f in s["failures"]][:20],
+        "internal_messages": [m for s in per for m in s["internal_messages"]][:20],
     }
 
 

@@ -199,6 +199,10 @@ def health(daemon: Daemon) -> dict[str, Any]:
         out["disk"] = guard.stats()
     if daemon.parts is not None:
         out["journal"] = daemon.parts.memory.journal.stats()
+    store = daemon.store
+    if store is not None:
+        # The database file rebuilt from its own rows when it grew far beyond them (store.Store.compact).
+        out["compaction"] = {**store.compactions, "fileBytes": store.file_bytes()}
     return out
 
 

@@ -146,3 +146,11 @@ FTS_INDEXES = {
     "Handoff": ("handoff_fts", ["searchText"]),
     "HistoryText": ("history_fts", ["searchText"]),
 }
+
+
+def all_table_ddl() -> list[str]:
+    """Every table's CREATE statement, in an order that creates each table after the tables it refers to."""
+    return (
+        REGISTRY_TABLES + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
+        + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
+    )  # fmt: skip

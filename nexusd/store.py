@@ -314,6 +314,12 @@ class Store:
         self.fts_available = False
         self._db: kuzu.Database | None = None
         self._admin_conn: Conn | None = None
+        # Compaction (`maybe_compact`): the file size that makes the writer look at the live data again, and
+        # what the compactions did (the `compaction` part of `status`'s health section).
+        self._compact_min = int(float(config.get("NEXUS_COMPACT_MIN_MB")) * 1024 * 1024)
+        self._compact_ratio = max(1.5, float(config.get("NEXUS_COMPACT_RATIO")))
+        self._compact_at = self._compact_min
+        self.compactions: dict[str, Any] = {"count": 0, "failed": 0, "last": None}
         self._open_lock = threading.RLock()
         self._opening = False
         self._ready = False
@@ -351,6 +357,8 @@ class Store:
         creator = self._creator
         if creator is not None:
             creator.join()
+        if self._create_whole and not self._read_only:  # the daemon's own database (not a child's or a tool's)
+            self._clear_compaction_leftovers()
         if self._create_whole and not self._read_only and not self.path.exists():
             self._create_elsewhere()
         log.info("opening the database %s", self.path)
@@ -546,10 +554,12 @@ class Store:
         try:
             with self.exclusive():
                 (conn or self._admin).execute("CHECKPOINT")
-            return True
         except StoreError as exc:
             log.info("checkpoint postponed: %s", exc)
             return False
+        if conn is not None and not conn.in_transaction:
+            self.maybe_compact(conn)
+        return True
 
     def checkpoint_before_delete(self, conn: Conn) -> None:
         """Fold committed writes into the database file before a transaction that deletes nodes together
@@ -570,6 +580,161 @@ class Store:
 
         raise Busy("the database is too busy to delete safely just now", hint="retry in a moment")
 
+    # -- compaction ---------------------------------------------------------------------------------
+
+    def file_bytes(self) -> int:
+        try:
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
+
+    def live_bytes(self, conn: Conn) -> int:
+        """What the tables' column chunks occupy (`storage_info` of every table, the full-text indexes' own
+        tables included): the size a rebuilt file needs, give or take its fixed overhead."""
+        pages = 0
+        tables = [row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")]
+        ids = {row[0]: row[1] for row in conn.rows("CALL SHOW_TABLES() RETURN name, id")}
+        for table, (index, _props) in schema.FTS_INDEXES.items():
+            if table in ids:
+                tables += [f"{ids[table]}_{index}_{part}" for part in ("docs", "terms", "appears_in")]
+        for table in tables:
+            try:
+                pages += int(conn.scalar(f"CALL storage_info('{table}') RETURN sum(num_pages)") or 0)
+            except StoreError:
+                continue  # a full-text index not created (no extension): nothing of it on disk either
+        return pages * PAGE_BYTES
+
+    def maybe_compact(self, conn: Conn) -> bool:
+        """Rebuild the database file when it has grown far beyond its live data (right after a checkpoint, on
+        the writer, outside any transaction). Kuzu 0.11.3 reuses little of what deletes free: repeated
+        forget / re-index / full rebuild cycles grew a file of a few MB of live rows to 1.7 GB, and the
+        daemon's RSS with it (RELIABILITY.md, "Database growth"). Cheap when nothing grew: one stat."""
+        if self._compact_min <= 0 or self._read_only or conn.in_transaction:
+            return False
+        size = self.file_bytes()
+        if size < self._compact_at:
+            return False
+        try:
+            live = self.live_bytes(conn)
+        except StoreError as exc:
+            log.info("compaction check postponed: %s", exc)
+            return False
+        if size < self._compact_ratio * max(live, 1):
+            self._compact_at = max(self._compact_min, int(size * 1.5))  # look again once it grew by half
+            return False
+        return self.compact(conn, live_bytes=live)
+
+    def compact(self, conn: Conn, *, live_bytes: int | None = None) -> bool:
+        """Rebuild the file from its own rows: EXPORT DATABASE (parquet) here, a new database built from the
+        export in a child process (the daemon's schema, the rows copied, the full-text indexes built over
+        them, checked row for row by count per table), then swapped in under the store's exclusive window.
+        The old file stays in place, whole, until the atomic rename: a kill -9 at any moment leaves either
+        the old database or the new one, each complete and checkpointed, plus leftovers the next open
+        removes. Memory, journal and repositories are not touched: the rows are the same rows."""
+        import json
+        import shutil
+        import subprocess
+        import sys
+        import time
+
+        t0 = time.monotonic()
+        before = self.file_bytes()
+        work = Path(self.tmp_dir) / f"compact-{os.getpid()}"
+        new = self.path.with_name(self.path.name + COMPACTING)
+        ok = False
+        try:
+            shutil.rmtree(work, ignore_errors=True)
+            for suffix in ("", ".wal", ".shadow"):
+                Path(str(new) + suffix).unlink(missing_ok=True)
+            if "'" in str(work):
+                raise StoreError(f"cannot export to {work}: a quote in the path")
+            with self.exclusive():  # the export and the swap see everything committed, and no WAL
+                conn.execute("CHECKPOINT")
+            counts = table_counts(conn)
+            conn.execute(f"EXPORT DATABASE '{work}' (format='parquet')")
+            here = str(Path(__file__).resolve().parent.parent)
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+            code = (
+                "import ctypes, os, signal, sys\n"
+                "try:\n"
+                "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+                "except (OSError, AttributeError):\n"
+                "    pass\n"
+                "if os.getppid() != int(sys.argv[4]):\n"
+                "    sys.exit(1)\n"
+                "from nexusd.store import build_from_export\n"
+                "build_from_export(sys.argv[1], sys.argv[2], int(sys.argv[3]))\n"
+            )
+            proc = subprocess.run(
+                [sys.executable, "-c", code, str(work), str(new), str(min(self._buffer_pool_mb, 64)), str(os.getpid())],
+                capture_output=True, text=True, timeout=COMPACT_TIMEOUT_S, env=env,
+            )  # fmt: skip
+            if proc.returncode != 0 or os.path.exists(str(new) + ".wal"):
+                detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+                raise StoreError(f"rebuilding the database failed: {detail[0]}")
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            wrong = {t: (n, got.get(t)) for t, n in counts.items() if got.get(t) != n}
+            if wrong:
+                raise StoreError(f"the rebuilt database does not hold the same rows: {sorted(wrong.items())[:5]}")
+            self._swap_in(new)
+            ok = True
+        except (StoreError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            self.compactions["failed"] += 1
+            self.compactions["lastError"] = {"at": time.time(), "error": str(exc)[:300]}
+            log.warning("compacting the database failed (it stays as it is): %s", exc)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            for suffix in ("", ".wal", ".shadow"):
+                Path(str(new) + suffix).unlink(missing_ok=True)
+        after = self.file_bytes()
+        # Next look: once the file is the ratio over what it is now (or, after a failure, twice its size).
+        self._compact_at = max(self._compact_min, int((self._compact_ratio if ok else 2.0) * after))
+        if ok:
+            seconds = round(time.monotonic() - t0, 2)
+            self.compactions["count"] += 1
+            self.compactions["last"] = {"at": time.time(), "beforeBytes": before, "afterBytes": after,
+                                        "liveBytes": live_bytes, "seconds": seconds}  # fmt: skip
+            log.info("compacted the database: %d MB -> %d MB in %.1f s", before >> 20, after >> 20, seconds)
+        return ok
+
+    def _swap_in(self, new: Path) -> None:
+        """Close every connection and the database, rename the rebuilt file into place, open it again. Runs in
+        the exclusive window (no read transaction open, new reads held back) and holds the open lock, so a
+        statement on any other connection waits for the reopened database instead of reaching a closed one."""
+        with self.exclusive(), self._open_lock:
+            with self._lock:
+                conns = list(self._conns)
+            for c in conns:
+                c._discard()  # each opens a fresh Kuzu connection (on the new database) at its next statement
+            db, self._db, self._admin_conn = self._db, None, None
+            self._ready = False
+            try:
+                if db is not None:
+                    db.close()
+                wal = Path(str(self.path) + ".wal")
+                if wal.exists() and wal.stat().st_size:
+                    raise StoreError("the database kept a WAL after its checkpoint; not swapped")  # reopened below
+                wal.unlink(missing_ok=True)
+                Path(str(self.path) + ".shadow").unlink(missing_ok=True)
+                os.replace(new, self.path)
+                _fsync_dir(self.path.parent)
+            finally:
+                # The new file when the rename happened, else the old one: either is a whole database.
+                self._db = self._kuzu_database(self.path)
+                self._admin_conn = self.connect()
+                if self.fts_available:
+                    self._admin_conn.execute("LOAD EXTENSION fts")
+                self._ready = True
+
+    def _clear_compaction_leftovers(self) -> None:
+        """What a kill during a compaction left: the half-built file and the export."""
+        import shutil
+
+        for suffix in ("", ".wal", ".shadow"):
+            Path(str(self.path) + COMPACTING + suffix).unlink(missing_ok=True)
+        for old in Path(self.tmp_dir).glob("compact-*"):
+            shutil.rmtree(old, ignore_errors=True)
+
     def wal_bytes(self) -> int:
         try:
             return os.path.getsize(str(self.path) + ".wal")
@@ -587,6 +752,63 @@ class Store:
             self._closed = True
             if db is not None:
                 db.close()
+
+
+PAGE_BYTES = 4096  # Kuzu's page size
+COMPACTING = ".compacting"  # suffix of the file a compaction builds beside the database
+COMPACT_TIMEOUT_S = 600
+
+
+def table_counts(conn: Conn) -> dict[str, int]:
+    """Rows per table (nodes and relationships), the check that a rebuilt database holds the same data."""
+    out = {}
+    for name, kind in conn.rows("CALL SHOW_TABLES() RETURN name, type"):
+        pattern = f"(n:{name})" if kind == "NODE" else f"()-[n:{name}]->()"
+        out[name] = int(conn.scalar(f"MATCH {pattern} RETURN count(*)") or 0)
+    return out
+
+
+def build_from_export(export_dir: str, path: str, buffer_pool_mb: int) -> None:
+    """In a child process (`Store.compact`): a new database at `path` with the daemon's schema, the rows of an
+    EXPORT DATABASE copied in, the full-text indexes built over them; prints the rows per table as JSON.
+    Kuzu's own IMPORT DATABASE fails on a database with full-text indexes ("default_english_stopwords already
+    exists"), so the export's COPY statements are run here and the indexes created afterwards."""
+    import json
+    import re
+
+    store = Store(Path(path), buffer_pool_mb=buffer_pool_mb)
+    conn = store._admin
+    for ddl in schema.all_table_ddl():
+        conn.execute(ddl)
+    tables = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
+    base = Path(export_dir)
+    for line in (base / "copy.cypher").read_text().splitlines():
+        m = re.match(r'COPY `([^`]+)`(.*) FROM "([^"]+)"(.*);\s*$', line.strip())
+        if m is None:
+            continue
+        table, cols, name, opts = m.groups()
+        if table not in tables:
+            continue  # the full-text indexes' stopword tables: made again by CREATE_FTS_INDEX
+        # Parquet takes no options but the rel table pair (from=, to=).
+        pair = ", ".join(re.findall(r"(?:from|to)='[^']*'", opts))
+        conn.execute(f"COPY `{table}`{cols} FROM '{base / name}'" + (f" ({pair})" if pair else ""))
+    store.ensure_fts()
+    conn.execute("CHECKPOINT")
+    print(json.dumps(table_counts(conn)))
+    store.close()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def probe(path: Path) -> tuple[bool, str]:

@@ -270,6 +270,17 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         graphwrite.FAULTS["dangling-edge"] = True
         return {"armed": True}
 
+    @op(
+        "debug.compact",
+        lane="write",
+        long=True,
+        description="Rebuild the database file from its rows now, whatever its size (tests store.Store.compact).",
+    )
+    def debug_compact(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        assert ctx.conn is not None
+        store = ctx.conn.store
+        return {"compacted": store.compact(ctx.conn), **store.compactions}
+
 
 def _next_action(repo: Repo) -> str:
     if repo.missing:

@@ -40,6 +40,7 @@ class Outcome:
     hangs: int = 0
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    internal_messages: list[str] = field(default_factory=list)  # what each `internal` reply said (the first 20)
     rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
     db_bytes: list[tuple[int, int, int]] = field(default_factory=list)  # (sequence number, database file, its WAL)
     op_seconds: Counter[str] = field(default_factory=Counter)  # wall time spent per op, to see what bounds the rate
@@ -65,6 +66,7 @@ class Outcome:
             "internal": self.codes.get("internal", 0),
             "codes": dict(sorted(self.codes.items())),
             "failures": self.failures[:20],
+            "internal_messages": self.internal_messages,
             "seconds": round(self.seconds, 1),
             "sequences_per_s": round(self.sequences / self.seconds, 3) if self.seconds else None,
             "daemon_cpu_s_per_sequence": round(self.daemon_cpu_s / self.sequences, 3) if self.sequences else None,
@@ -204,6 +206,8 @@ class OpFuzzer:
             return f"transport:{type(exc).__name__}"
         except NexusError as exc:
             out.codes[exc.code] += 1
+            if exc.code == "internal" and len(out.internal_messages) < 20:
+                out.internal_messages.append(f"{op}: {exc.message}"[:2000])
             return exc.code
         finally:
             out.op_seconds[op] += time.monotonic() - t0
