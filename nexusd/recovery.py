@@ -202,7 +202,7 @@ def health(daemon: Daemon) -> dict[str, Any]:
     store = daemon.store
     if store is not None:
         # The database file rebuilt from its own rows when it grew far beyond them (store.Store.compact).
-        out["compaction"] = {**store.compactions, "fileBytes": store.file_bytes()}
+        out["compaction"] = store.compaction_status()
     return out
 
 

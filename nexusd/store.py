@@ -318,6 +318,7 @@ class Store:
         # what the compactions did (the `compaction` part of `status`'s health section).
         self._compact_min = int(float(config.get("NEXUS_COMPACT_MIN_MB")) * 1024 * 1024)
         self._compact_ratio = max(1.5, float(config.get("NEXUS_COMPACT_RATIO")))
+        self._compact_base: int | None = None  # the file's size right after its last compaction (read at open)
         self._compact_at = self._compact_min
         self.compactions: dict[str, Any] = {"count": 0, "failed": 0, "last": None}
         self._open_lock = threading.RLock()
@@ -359,6 +360,10 @@ class Store:
             creator.join()
         if self._create_whole and not self._read_only:  # the daemon's own database (not a child's or a tool's)
             self._clear_compaction_leftovers()
+            if self.path.exists():
+                self._load_base()
+            else:
+                self._base_path.unlink(missing_ok=True)  # a new file: what the old one compacted to says nothing
         if self._create_whole and not self._read_only and not self.path.exists():
             self._create_elsewhere()
         log.info("opening the database %s", self.path)
@@ -582,6 +587,12 @@ class Store:
 
     # -- compaction ---------------------------------------------------------------------------------
 
+    def compaction_status(self) -> dict[str, Any]:
+        """For `status`: the file's size, the size the last compaction left, the size that triggers the next
+        one, and what the compactions of this run did."""
+        return {**self.compactions, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
+                "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip
+
     def file_bytes(self) -> int:
         try:
             return os.path.getsize(self.path)
@@ -590,7 +601,8 @@ class Store:
 
     def live_bytes(self, conn: Conn) -> int:
         """What the tables' column chunks occupy (`storage_info` of every table, the full-text indexes' own
-        tables included): the size a rebuilt file needs, give or take its fixed overhead."""
+        tables included). An upper bound of what a rebuilt file needs: it counts the relationship tables'
+        preallocated CSR headers and the dead bytes of updated strings, which a rebuild drops."""
         pages = 0
         tables = [row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")]
         ids = {row[0]: row[1] for row in conn.rows("CALL SHOW_TABLES() RETURN name, id")}
@@ -614,13 +626,14 @@ class Store:
         size = self.file_bytes()
         if size < self._compact_at:
             return False
+        # Over the threshold (NEXUS_COMPACT_MIN_MB, or the ratio times the size the last compaction left): a
+        # file never compacted is compacted once to learn its live size, which the sidecar then remembers.
+        # Each compaction costs about one export and one bulk load of the live rows, and the next one waits
+        # for the file to grow the ratio over them, so the work stays proportional to what was written.
         try:
             live = self.live_bytes(conn)
         except StoreError as exc:
             log.info("compaction check postponed: %s", exc)
-            return False
-        if size < self._compact_ratio * max(live, 1):
-            self._compact_at = max(self._compact_min, int(size * 1.5))  # look again once it grew by half
             return False
         return self.compact(conn, live_bytes=live)
 
@@ -687,8 +700,10 @@ class Store:
             for suffix in ("", ".wal", ".shadow"):
                 Path(str(new) + suffix).unlink(missing_ok=True)
         after = self.file_bytes()
-        # Next look: once the file is the ratio over what it is now (or, after a failure, twice its size).
-        self._compact_at = max(self._compact_min, int((self._compact_ratio if ok else 2.0) * after))
+        if ok:
+            self._set_base(after)
+        else:  # try again once the file doubled
+            self._compact_at = max(self._compact_min, 2 * after)
         if ok:
             seconds = round(time.monotonic() - t0, 2)
             self.compactions["count"] += 1
@@ -696,6 +711,30 @@ class Store:
                                         "liveBytes": live_bytes, "seconds": seconds}  # fmt: skip
             log.info("compacted the database: %d MB -> %d MB in %.1f s", before >> 20, after >> 20, seconds)
         return ok
+
+    @property
+    def _base_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".compacted")
+
+    def _set_base(self, size: int) -> None:
+        """Remember the size a compaction left (also across restarts, in a sidecar beside the database)."""
+        self._compact_base = size
+        self._compact_at = max(self._compact_min, int(self._compact_ratio * size))
+        try:
+            tmp = self._base_path.with_name(self._base_path.name + ".tmp")
+            tmp.write_text(f"{size}\n")
+            os.replace(tmp, self._base_path)
+        except OSError as exc:  # the next start compacts once more to learn the size again
+            log.warning("could not record the compacted size: %s", exc)
+
+    def _load_base(self) -> None:
+        try:
+            size = int(self._base_path.read_text().strip())
+        except (OSError, ValueError):
+            return
+        if size > 0:
+            self._compact_base = size
+            self._compact_at = max(self._compact_min, int(self._compact_ratio * size))
 
     def _swap_in(self, new: Path) -> None:
         """Close every connection and the database, rename the rebuilt file into place, open it again. Runs in
