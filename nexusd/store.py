@@ -289,6 +289,7 @@ class Store:
         read_only: bool = False,
         lazy: bool = False,
         create_whole: bool = False,
+        compact_min_mb: float | None = None,
     ):
         self.path = path
         self.tmp_dir = str(path.parent / "tmp")
@@ -316,7 +317,9 @@ class Store:
         self._admin_conn: Conn | None = None
         # Compaction (`maybe_compact`): the file size that makes the writer look at the live data again, and
         # what the compactions did (the `compaction` part of `status`'s health section).
-        self._compact_min = int(float(config.get("NEXUS_COMPACT_MIN_MB")) * 1024 * 1024)
+        if compact_min_mb is None:
+            compact_min_mb = float(config.get("NEXUS_COMPACT_MIN_MB"))
+        self._compact_min = int(compact_min_mb * 1024 * 1024)
         self._compact_ratio = max(1.5, float(config.get("NEXUS_COMPACT_RATIO")))
         self._compact_base: int | None = None  # the file's size right after its last compaction (read at open)
         self._compact_at = self._compact_min
@@ -719,13 +722,24 @@ class Store:
     def _set_base(self, size: int) -> None:
         """Remember the size a compaction left (also across restarts, in a sidecar beside the database)."""
         self._compact_base = size
-        self._compact_at = max(self._compact_min, int(self._compact_ratio * size))
+        self._compact_at = self._next_compaction(size)
         try:
             tmp = self._base_path.with_name(self._base_path.name + ".tmp")
             tmp.write_text(f"{size}\n")
             os.replace(tmp, self._base_path)
         except OSError as exc:  # the next start compacts once more to learn the size again
             log.warning("could not record the compacted size: %s", exc)
+
+    def _next_compaction(self, size: int) -> int:
+        """The file size that triggers the next compaction after one left `size`: the ratio over it, but never
+        more than an eighth of the buffer pool over it. An update of one string in a node group makes Kuzu
+        0.11.3 append the whole group's strings of that column again at the next checkpoint, and a checkpoint
+        that must rewrite a column chunk over about a sixth of the buffer pool fails ("Buffer manager
+        exception: ... the buffer pool is full"; `test_compaction.py`), the likely cause of the `internal`
+        replies to `index --full` late in a 21-minute op fuzz. Such a chunk grows the file by its own size at
+        least, so this bound compacts before one gets there."""
+        headroom = min(int((self._compact_ratio - 1) * size), self._buffer_pool_mb * 1024 * 1024 // 8)
+        return max(self._compact_min, size + headroom)
 
     def _load_base(self) -> None:
         try:
@@ -734,7 +748,7 @@ class Store:
             return
         if size > 0:
             self._compact_base = size
-            self._compact_at = max(self._compact_min, int(self._compact_ratio * size))
+            self._compact_at = self._next_compaction(size)
 
     def _swap_in(self, new: Path) -> None:
         """Close every connection and the database, rename the rebuilt file into place, open it again. Runs in

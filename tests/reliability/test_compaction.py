@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nexusd.store import Store
 from tests.helpers import DaemonProcess, make_repo
 from tests.reliability.common import make_py_repo, q
 
@@ -162,3 +163,41 @@ def _swallow(client: Any) -> None:
         client.request("debug.compact", {}, timeout=300)
     except Exception:  # the daemon is killed under it
         pass
+
+
+def _string_updates(tmp_path: Path, compact_min_mb: float) -> tuple[Store, list[int]]:
+    """Four Repository rows, one 100 KB `lastBuild` set per step, a checkpoint after each (what every build
+    does to its repository's row, with a larger value). Returns the store and the steps whose checkpoint failed."""
+    store = Store(tmp_path / "g.kuzu", buffer_pool_mb=48, compact_min_mb=compact_min_mb)
+    store.ensure_schema()
+    conn = store.connect()
+    for r in range(4):
+        conn.execute("CREATE (:Repository {id: $r})", {"r": f"r{r}"})
+    assert store.checkpoint(conn)
+    failed = []
+    for step in range(48):
+        conn.execute("MATCH (x:Repository {id: $r}) SET x.lastBuild = $b", {"r": f"r{step % 4}", "b": f"{step}:" + "z" * 100_000})
+        if not store.checkpoint(conn):
+            failed.append(step)
+            break
+    return store, failed
+
+
+def test_updated_strings_never_fill_the_buffer_pool(tmp_path: Path) -> None:
+    """Kuzu 0.11.3 appends a node group's strings of a column again at each checkpoint after one of them was
+    SET, and a checkpoint that rewrites a column chunk over about a quarter of the buffer pool fails with
+    "Buffer manager exception: ... the buffer pool is full": the `internal` replies to `index --full` of the
+    op fuzz. Without compaction this fails within the 48 steps; compacting before a chunk gets there keeps
+    every checkpoint working and the last values in place."""
+    store, failed = _string_updates(tmp_path / "without", compact_min_mb=0)
+    store.close()
+    assert failed, "the checkpoints no longer fail without compaction: this Kuzu rewrites strings differently"
+    store, failed = _string_updates(tmp_path / "with", compact_min_mb=4)
+    try:
+        assert not failed, (failed, store.compactions)
+        assert store.compactions["count"] >= 1 and not store.compactions["failed"], store.compactions
+        conn = store.connect()
+        got = dict(conn.rows("MATCH (x:Repository) RETURN x.id, substring(x.lastBuild, 1, 3)"))
+        assert got == {"r0": "44:", "r1": "45:", "r2": "46:", "r3": "47:"}, got
+    finally:
+        store.close()
