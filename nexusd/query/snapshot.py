@@ -474,9 +474,7 @@ class Snapshot:
         sid = row[0]
         if sid in self.by_id:
             return
-        text = row[11] or ""
-        if "\n\n" in text or text.startswith("\n") or text.endswith("\n"):
-            text = "\n".join(x for x in text.split("\n") if x)
+        text = stored_sites(row[11] or "")
         sym = Sym(
             slot=len(self.slots), id=sid, key=row[1] or "", name=row[2] or "", qname=row[3] or "",
             kind=row[4] or "", path=row[5] or "", start=row[6] or 0, end=row[7] or 0,
@@ -489,16 +487,13 @@ class Snapshot:
         self._index(sym, row[12] or "")
         if text:
             by_tail = self.unresolved_by_tail
-            offset = 0
-            for entry in text.split("\n"):
-                tail = _tail(parse_unresolved(entry)[0])
+            for tail, offset in site_tails(text):
                 pairs = by_tail.get(tail)
                 if pairs is None:
                     by_tail[tail] = array("i", (sym.slot, offset))
                 else:
                     pairs.append(sym.slot)
                     pairs.append(offset)
-                offset += len(entry) + 1
         if incremental:
             low = sym.name.lower()
             pos = bisect.bisect_left(self.sorted_names, low)
@@ -582,7 +577,7 @@ class Snapshot:
                 index[token] = array("i", (slot,))
             else:
                 arr.append(slot)
-        parts = _split(name)
+        parts, text = index_tokens(name, sym.qname, sym.path, sym.signature, doc)
         name_tokens = self.name_tokens
         for tok in parts:
             arr = name_tokens.get(tok)
@@ -590,20 +585,6 @@ class Snapshot:
                 name_tokens[tok] = array("i", (slot,))
             else:
                 arr.append(slot)
-        text = set(parts)
-        text.update(_path_tokens(sym.path))
-        for source in (sym.qname, sym.signature):
-            for word in _WORD.findall(source):
-                text.update(_split(word))
-        if doc:
-            n = 0
-            for word in _WORD.findall(doc):
-                for tok in _split(word):
-                    if len(tok) > 1 and tok not in text:
-                        text.add(tok)
-                        n += 1
-                if n >= DOC_TOKENS:
-                    break
         text_tokens = self.text_tokens
         for tok in text:
             arr = text_tokens.get(tok)
@@ -614,6 +595,44 @@ class Snapshot:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def index_tokens(name: str, qname: str, path: str, signature: str, doc: str) -> tuple[tuple[str, ...], set[str]]:
+    """A symbol's entries in the token indexes: the identifier parts of its name (`name_tokens`), and those plus
+    the parts of its path, qualified name, signature and first doc words (`text_tokens`)."""
+    parts = _split(name)
+    text = set(parts)
+    text.update(_path_tokens(path))
+    for source in (qname, signature):
+        for word in _WORD.findall(source):
+            text.update(_split(word))
+    if doc:
+        n = 0
+        for word in _WORD.findall(doc):
+            for tok in _split(word):
+                if len(tok) > 1 and tok not in text:
+                    text.add(tok)
+                    n += 1
+            if n >= DOC_TOKENS:
+                break
+    return parts, text
+
+
+def stored_sites(text: str) -> str:
+    """The stored unresolved call sites as a symbol keeps them: newline-joined, no empty entry."""
+    if "\n\n" in text or text.startswith("\n") or text.endswith("\n"):
+        return "\n".join(x for x in text.split("\n") if x)
+    return text
+
+
+def site_tails(text: str) -> Iterator[tuple[str, int]]:
+    """(called name, offset of the entry in `text`) for each stored site of `text` (`stored_sites` form)."""
+    offset = 0
+    for entry in text.split("\n"):
+        yield _tail(parse_unresolved(entry)[0]), offset
+        offset += len(entry) + 1
+
+
 _gc_lock = threading.Lock()
 _gc_state = {"pausers": 0, "resume": False}
 
@@ -845,9 +864,9 @@ class Snapshots:
     def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
         t0 = time.perf_counter()
         try:
-            stamp = build.snap.stamp
-            build.snap.build(files, version)  # (resets the snapshot)
-            build.snap.stamp = stamp
+            with _gc_paused():
+                fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
+            build.snap.adopt(fz, version)
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
