@@ -517,17 +517,20 @@ class Names:
 # -- freezing ---------------------------------------------------------------------------------------------------
 
 
-class _Interner:
+class _Interner(dict[str, int]):
+    """A string -> its number (`intern[s]` numbers a new string on first sight); `strings` in number order."""
+
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
+        super().__init__()
         self.strings: list[str] = []
 
-    def __call__(self, s: str) -> int:
-        k = self.ids.get(s)
-        if k is None:
-            k = self.ids[s] = len(self.strings)
-            self.strings.append(s)
+    def __missing__(self, s: str) -> int:
+        k = self[s] = len(self.strings)
+        self.strings.append(s)
         return k
+
+    def __call__(self, s: str) -> int:
+        return self[s]
 
 
 def freeze(snap: Snapshot) -> Frozen:
@@ -595,7 +598,7 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
     from .snapshot import index_tokens, site_tails, stored_sites
 
     intern = _Interner()
-    known = intern.ids
+    known = intern
     # Ids first, in slot order (a repeated id keeps its first symbol): an id's string number is its slot.
     file_ids: list[list[str]] = []
     for _path, (facts, _res) in files:
@@ -603,7 +606,7 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
         ids = [symbol_id(repo_id, path, s.kind, s.qualified_name, s.occurrence) for s in facts.symbols]
         for sid in ids:
             if sid not in known:
-                intern(sid)
+                intern.__missing__(sid)
         file_ids.append(ids)
     n = len(intern.strings)
 
@@ -648,13 +651,13 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
             key = semantic_key(lang, sym.kind, path, sym.qualified_name, sym.occurrence) or ""
             name, qname, signature = sym.name or "", sym.qualified_name or "", sym.signature[:300] or ""
             c_id.append(k)
-            c_key.append(intern(key))
-            c_name.append(intern(name))
-            c_qname.append(intern(qname))
-            c_kind.append(intern(sym.kind or ""))
-            c_path.append(intern(path or ""))
-            c_sig.append(intern(signature))
-            c_text.append(intern(text))
+            c_key.append(intern[key])
+            c_name.append(intern[name])
+            c_qname.append(intern[qname])
+            c_kind.append(intern[sym.kind or ""])
+            c_path.append(intern[path or ""])
+            c_sig.append(intern[signature])
+            c_text.append(intern[text])
             c_start.append(sym.start_line or 0)
             c_end.append(sym.end_line or 0)
             c_count.append(len(raw) if raw else 0)
@@ -747,11 +750,11 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
     tables: dict[str, Table] = {}
     keys = array("i", range(n))
     tables["by_id"] = _table(keys, None, {"slot": array("i", range(n))})
-    tables["by_key"] = _table(array("i", (intern(k) for k in by_key)), None, {"slot": array("i", by_key.values())})
+    tables["by_key"] = _table(array("i", (intern[k] for k in by_key)), None, {"slot": array("i", by_key.values())})
     tables["files"] = _table(
-        array("i", (intern(p) for p in files_t)), None,
-        {"fid": array("i", (intern(v[0]) for v in files_t.values())),
-         "role": array("i", (intern(v[1]) for v in files_t.values()))},
+        array("i", (intern[p] for p in files_t)), None,
+        {"fid": array("i", (intern[v[0]] for v in files_t.values())),
+         "role": array("i", (intern[v[1]] for v in files_t.values()))},
     )  # fmt: skip
     for name in ("by_file", "children"):
         off = array("q", [0])
@@ -760,7 +763,7 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
         for lst3 in groups:
             ids_col.extend(lst3)
             off.append(len(ids_col))
-        gkeys = array("i", (intern(p) for p in by_file)) if name == "by_file" else array("i", children)
+        gkeys = array("i", (intern[p] for p in by_file)) if name == "by_file" else array("i", children)
         tables[name] = _table(gkeys, off, {"id": ids_col})
     edge_tables: list[tuple[str, dict[int, list[tuple[int, float, str, int]]]]] = [
         ("calls_out", calls_out), ("calls_in", calls_in), ("inherits_out", {}), ("inherits_in", {})
@@ -772,7 +775,7 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
             for b, conf, how, ln in row:
                 other.append(b)
                 confs.append(conf)
-                how_col.append(intern(how))
+                how_col.append(intern[how])
                 line.append(ln)
             off.append(len(other))
         tables[name] = _table(array("i", edges), off, {"other": other, "conf": confs, "how": how_col, "line": line})
@@ -781,13 +784,13 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
         other, spec_col, line, how_col, confs = array("i"), array("i"), array("i"), array("i"), array("d")
         for lst5 in imps.values():
             for b2, spec, ln, how, conf in lst5:
-                other.append(intern(b2))
-                spec_col.append(intern(spec))
+                other.append(intern[b2])
+                spec_col.append(intern[spec])
                 line.append(ln)
-                how_col.append(intern(how))
+                how_col.append(intern[how])
                 confs.append(conf)
             off.append(len(other))
-        tables[name] = _table(array("i", (intern(p) for p in imps)), off,
+        tables[name] = _table(array("i", (intern[p] for p in imps)), off,
                               {"other": other, "spec": spec_col, "line": line, "how": how_col, "conf": confs})  # fmt: skip
     for name, index in (*postings.items(), ("unresolved_by_tail", by_tail)):
         off = array("q", [0])
@@ -795,8 +798,8 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
         for arr in index.values():
             col.extend(arr)
             off.append(len(col))
-        tables[name] = _table(array("i", (intern(t) for t in index)), off, {"pair" if name == "unresolved_by_tail" else "slot": col})
-    names = array("i", (intern(x) for x in sorted(name_lower)))
+        tables[name] = _table(array("i", (intern[t] for t in index)), off, {"pair" if name == "unresolved_by_tail" else "slot": col})
+    names = array("i", (intern[x] for x in sorted(name_lower)))
     del postings, name_exact, name_lower, qname_lower, name_tokens, text_tokens, by_tail
     return Frozen(Strings.build(intern.strings), cols, {name: tables[name] for name in TABLES}, names)
 
