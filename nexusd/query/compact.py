@@ -1,6 +1,7 @@
 """The query snapshot's resident form: one string table and flat arrays, instead of a Python object per symbol,
 edge and index entry; and the file it is saved to, so that a restarted daemon answers without reading the graph.
 
+`build(repo_id, files)` makes them straight from a cold batch's files (no dict form in between);
 `freeze(snap)` turns a snapshot's tables (dicts of Python objects, as `Snapshot.build`/`load` make them) into a
 `Frozen`: every distinct string once in one UTF-8 blob (`Strings`, with an open-addressing hash table from a
 string to its number), the symbols as columns indexed by slot, and every other table as a `Table` — its keys as

@@ -6,9 +6,10 @@ copy instead: symbols (display fields only; doc and source stay in the graph), C
 and INHERITS adjacency both ways, the names behind unresolved calls, and the identifier token indexes of
 `locate.py`.
 
-Lifecycle (see `Snapshots`): after a cold index, built on a background thread from the committed batch's files
-(`batch.CommittedBatch`: the facts and resolutions graphwrite wrote, no Kuzu reads; readers that arrive meanwhile
-wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
+Lifecycle (see `Snapshots`): after a cold index, its arrays are made straight from the batch's files
+(`compact.build`: the facts and resolutions graphwrite writes, no Kuzu reads, no dict form) on a background thread
+started just before the graph write (`Snapshots.prepare_cold`) and taken at the commit (readers that arrive
+before it is done wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
 reader (one load at a time). Either way kept current by `Snapshots.apply_batch`, a listener on the writer thread,
 which redoes only the files a batch changed, deleted or re-resolved: from the batch's files, or by reading them
 from the graph when the batch does not carry them. The snapshot never sees the sync engine.
@@ -16,8 +17,8 @@ Readers hold a shared lock for the whole of one answer; a delta holds it exclusi
 answer never sees half a batch. Indexes hold integer slots and are filtered on read: a symbol that leaves frees its
 slot (set to None) and dead entries are skipped, so a delta never rewrites the big token lists.
 
-Resident form (`compact.py`): soon after it is built or read, a snapshot is compacted in the background into one
-string table and flat arrays (readers use the dict form meanwhile); its tables then read as mappings over those
+Resident form (`compact.py`): one string table and flat arrays, made so after a cold index, and soon after a
+graph read by a compaction in the background (readers use the dict form meanwhile); its tables then read as mappings over those
 arrays (`Sym`, `Edge` and `Import` made on each read), and later batches go into a dict over each table
 (`compact.Over`) until the next compaction, 30 s after the last batch (`NEXUS_SNAPSHOT_SAVE_S`). Each compaction
 is also saved beside the graph (`<data>/snapshots/<repo id>.snap`), stamped with the graph version it holds; after
