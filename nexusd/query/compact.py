@@ -1,6 +1,7 @@
 """The query snapshot's resident form: one string table and flat arrays, instead of a Python object per symbol,
 edge and index entry; and the file it is saved to, so that a restarted daemon answers without reading the graph.
 
+`build(repo_id, files)` makes them straight from a cold batch's files (no dict form in between);
 `freeze(snap)` turns a snapshot's tables (dicts of Python objects, as `Snapshot.build`/`load` make them) into a
 `Frozen`: every distinct string once in one UTF-8 blob (`Strings`, with an open-addressing hash table from a
 string to its number), the symbols as columns indexed by slot, and every other table as a `Table` — its keys as
@@ -25,11 +26,12 @@ import os
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
+    from ..batch import FileData
     from .snapshot import Snapshot, Sym
 
 MAGIC = b"NEXUS-SNAPSHOT\n"
@@ -516,17 +518,20 @@ class Names:
 # -- freezing ---------------------------------------------------------------------------------------------------
 
 
-class _Interner:
+class _Interner(dict[str, int]):
+    """A string -> its number (`intern[s]` numbers a new string on first sight); `strings` in number order."""
+
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
+        super().__init__()
         self.strings: list[str] = []
 
-    def __call__(self, s: str) -> int:
-        k = self.ids.get(s)
-        if k is None:
-            k = self.ids[s] = len(self.strings)
-            self.strings.append(s)
+    def __missing__(self, s: str) -> int:
+        k = self[s] = len(self.strings)
+        self.strings.append(s)
         return k
+
+    def __call__(self, s: str) -> int:
+        return self[s]
 
 
 def freeze(snap: Snapshot) -> Frozen:
@@ -581,6 +586,228 @@ def freeze(snap: Snapshot) -> Frozen:
 
 
 _SAME: dict[int, int] = {}  # (a marker: slots are not renumbered)
+
+
+def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
+    """The arrays of a snapshot of exactly `files` (every file of the graph, with the facts and resolution the
+    engine wrote), made straight from them: the same tables, in the same orders, as `freeze` of a `Snapshot.build`
+    of the same files (tests/query/test_snapshot_compact.py holds them equal), without making the dict form (a
+    `Sym` per symbol, an `Edge` per call end, a list per key): faster, and no heap of objects left fragmented."""
+    from ..batch import edge_rows
+    from ..parse.facts import file_id, semantic_key, symbol_id
+    from ..resolve.base import MAX_STORED_SITES
+    from .snapshot import index_tokens, site_tails, stored_sites
+
+    intern = _Interner()
+    known = intern
+    # Ids first, in slot order (a repeated id keeps its first symbol): an id's string number is its slot.
+    file_ids: list[list[str]] = []
+    for _path, (facts, _res) in files:
+        path = facts.path
+        ids = [symbol_id(repo_id, path, s.kind, s.qualified_name, s.occurrence) for s in facts.symbols]
+        for sid in ids:
+            if sid not in known:
+                intern.__missing__(sid)
+        file_ids.append(ids)
+    n = len(intern.strings)
+
+    def slot(sid: str) -> int:
+        k = known.get(sid)
+        return k if k is not None and k < n else -1
+
+    cols: dict[str, array[int]] = {name: array("i") for name in SYM_STR + SYM_INT}
+    c_id, c_key, c_name, c_qname, c_kind, c_path, c_sig, c_text = (cols[name] for name in SYM_STR)
+    c_start, c_end, c_count, c_exp = cols["start"], cols["end"], cols["unresolved_count"], cols["exported"]
+    parent = array("i", [-1]) * n
+    cols["parent"] = parent
+    files_t: dict[str, tuple[str, str]] = {}
+    for _path, (facts, _res) in files:
+        files_t[facts.path] = (file_id(repo_id, facts.path), facts.role or "")
+    by_fid = {fid: path for path, (fid, _) in files_t.items()}
+    by_key: dict[str, int] = {}
+    by_file: dict[str, list[int]] = {}
+    children: dict[int, list[int]] = {}
+    postings: dict[str, dict[str, array[int]]] = {
+        name: {} for name in ("name_exact", "name_lower", "qname_lower", "name_tokens", "text_tokens")
+    }
+    name_exact, name_lower, qname_lower = postings["name_exact"], postings["name_lower"], postings["qname_lower"]
+    name_tokens, text_tokens = postings["name_tokens"], postings["text_tokens"]
+    by_tail: dict[str, array[int]] = {}
+    calls: list[tuple[Any, ...]] = []
+    imports: list[tuple[Any, ...]] = []
+    key_of: list[str] = []  # slot -> key (the edge order)
+    start_of = c_start
+    for (_path, (facts, res)), ids in zip(files, file_ids, strict=True):
+        path, lang = facts.path, facts.language
+        unresolved = res.stored_unresolved() if res is not None else {}
+        first: dict[str, str] = {}
+        mine: list[int] = []
+        for sym, sid in zip(facts.symbols, ids, strict=True):
+            first.setdefault(sym.qualified_name, sid)
+            k = len(c_id)
+            if known[sid] != k:
+                continue  # (a repeated id: the first symbol holds it)
+            raw = unresolved.get(sid)
+            text = stored_sites("\n".join(raw[:MAX_STORED_SITES])) if raw else ""
+            key = semantic_key(lang, sym.kind, path, sym.qualified_name, sym.occurrence) or ""
+            name, qname, signature = sym.name or "", sym.qualified_name or "", sym.signature[:300] or ""
+            c_id.append(k)
+            c_key.append(intern[key])
+            c_name.append(intern[name])
+            c_qname.append(intern[qname])
+            c_kind.append(intern[sym.kind or ""])
+            c_path.append(intern[path or ""])
+            c_sig.append(intern[signature])
+            c_text.append(intern[text])
+            c_start.append(sym.start_line or 0)
+            c_end.append(sym.end_line or 0)
+            c_count.append(len(raw) if raw else 0)
+            c_exp.append(1 if sym.exported else 0)
+            key_of.append(key)
+            by_key[key] = k
+            mine.append(k)
+            low, qlow = name.lower(), qname.lower()
+            for index, token in ((name_exact, name), (name_lower, low), (qname_lower, qlow)):
+                arr = index.get(token)
+                if arr is None:
+                    index[token] = array("i", (k,))
+                else:
+                    arr.append(k)
+            parts, words = index_tokens(name, qname, path or "", signature, sym.doc[:500] or "")
+            for tok in parts:
+                arr = name_tokens.get(tok)
+                if arr is None:
+                    name_tokens[tok] = array("i", (k,))
+                else:
+                    arr.append(k)
+            for tok in words:
+                arr = text_tokens.get(tok)
+                if arr is None:
+                    text_tokens[tok] = array("i", (k,))
+                else:
+                    arr.append(k)
+            if text:
+                for tail, offset in site_tails(text):
+                    arr = by_tail.get(tail)
+                    if arr is None:
+                        by_tail[tail] = array("i", (k, offset))
+                    else:
+                        arr.append(k)
+                        arr.append(offset)
+        if mine:
+            by_file.setdefault(path or "", []).extend(mine)
+        for sym, sid in zip(facts.symbols, ids, strict=True):
+            up = first.get(sym.parent) if sym.parent else None
+            if up is not None and up != sid:
+                p, child = slot(up), slot(sid)
+                if p >= 0 and child >= 0:
+                    parent[child] = p
+                    lst = children.setdefault(p, [])
+                    if child not in lst:
+                        lst.append(child)
+        if res is not None:
+            imp, call = edge_rows(repo_id, res)
+            calls += call
+            for a, b, spec, ln, how, conf in imp:
+                if a in by_fid and b in by_fid:
+                    imports.append((by_fid[a], by_fid[b], spec, ln, how, conf))
+    for lst in children.values():
+        lst.sort(key=lambda c: (start_of[c], key_of[c]))
+
+    # edges: one per ordered pair, each end's list ordered by the other end's key, then line (`_add_edges`)
+    calls_out: dict[int, list[tuple[int, float, str, int]]] = {}
+    calls_in: dict[int, list[tuple[int, float, str, int]]] = {}
+    pairs: set[tuple[int, int]] = set()
+    for a_id, b_id, ln, how, conf in calls:
+        a, b = slot(a_id), slot(b_id)
+        if a < 0 or b < 0 or (a, b) in pairs:
+            continue
+        pairs.add((a, b))
+        conf = float(conf if conf is not None else 1.0)
+        how = how or ""
+        ln = ln or 0
+        calls_out.setdefault(a, []).append((b, conf, how, ln))
+        calls_in.setdefault(b, []).append((a, conf, how, ln))
+    del pairs, calls
+    for d in (calls_out, calls_in):
+        for ends in d.values():
+            ends.sort(key=lambda e: (key_of[e[0]], e[3]))
+    imports_out: dict[str, list[tuple[str, str, int, str, float]]] = {}
+    imports_in: dict[str, list[tuple[str, str, int, str, float]]] = {}
+    seen: set[tuple[str, str, int]] = set()
+    for a, b, spec, ln, how, conf in imports:
+        ln = ln or 0
+        if (a, b, ln) in seen:
+            continue
+        seen.add((a, b, ln))
+        conf = float(conf if conf is not None else 1.0)
+        imports_out.setdefault(a, []).append((b, spec or "", ln, how or "", conf))
+        imports_in.setdefault(b, []).append((a, spec or "", ln, how or "", conf))
+    del seen, imports
+    for d2 in (imports_out, imports_in):
+        for lst2 in d2.values():
+            lst2.sort(key=lambda i: (i[0], i[2]))
+
+    tables: dict[str, Table] = {}
+    keys = array("i", range(n))
+    tables["by_id"] = _table(keys, None, {"slot": array("i", range(n))})
+    tables["by_key"] = _table(array("i", (intern[k] for k in by_key)), None, {"slot": array("i", by_key.values())})
+    tables["files"] = _table(
+        array("i", (intern[p] for p in files_t)), None,
+        {"fid": array("i", (intern[v[0]] for v in files_t.values())),
+         "role": array("i", (intern[v[1]] for v in files_t.values()))},
+    )  # fmt: skip
+    for name in ("by_file", "children"):
+        off = array("q", [0])
+        ids_col = array("i")
+        groups: Iterable[list[int]] = by_file.values() if name == "by_file" else children.values()
+        for lst3 in groups:
+            ids_col.extend(lst3)
+            off.append(len(ids_col))
+        gkeys = array("i", (intern[p] for p in by_file)) if name == "by_file" else array("i", children)
+        tables[name] = _table(gkeys, off, {"id": ids_col})
+    edge_tables: list[tuple[str, dict[int, list[tuple[int, float, str, int]]]]] = [
+        ("calls_out", calls_out), ("calls_in", calls_in), ("inherits_out", {}), ("inherits_in", {})
+    ]  # (a cold batch's files carry no INHERITS rows: graphwrite writes none from them either)
+    for name, edges in edge_tables:
+        off = array("q", [0])
+        other, confs, how_col, line = array("i"), array("d"), array("i"), array("i")
+        for row in edges.values():
+            for b, conf, how, ln in row:
+                other.append(b)
+                confs.append(conf)
+                how_col.append(intern[how])
+                line.append(ln)
+            off.append(len(other))
+        tables[name] = _table(array("i", edges), off, {"other": other, "conf": confs, "how": how_col, "line": line})
+    for name, imps in (("imports_out", imports_out), ("imports_in", imports_in)):
+        off = array("q", [0])
+        other, spec_col, line, how_col, confs = array("i"), array("i"), array("i"), array("i"), array("d")
+        for lst5 in imps.values():
+            for b2, spec, ln, how, conf in lst5:
+                other.append(intern[b2])
+                spec_col.append(intern[spec])
+                line.append(ln)
+                how_col.append(intern[how])
+                confs.append(conf)
+            off.append(len(other))
+        tables[name] = _table(array("i", (intern[p] for p in imps)), off,
+                              {"other": other, "spec": spec_col, "line": line, "how": how_col, "conf": confs})  # fmt: skip
+    for name, index in (*postings.items(), ("unresolved_by_tail", by_tail)):
+        off = array("q", [0])
+        col = array("i")
+        for arr in index.values():
+            col.extend(arr)
+            off.append(len(col))
+        tables[name] = _table(array("i", (intern[t] for t in index)), off, {"pair" if name == "unresolved_by_tail" else "slot": col})
+    names = array("i", (intern[x] for x in sorted(name_lower)))
+    del postings, name_exact, name_lower, qname_lower, name_tokens, text_tokens, by_tail
+    return Frozen(Strings.build(intern.strings), cols, {name: tables[name] for name in TABLES}, names)
+
+
+def _table(keys: array[int], off: array[int] | None, cols: dict[str, array[Any]]) -> Table:
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return Table(keys, array("i", (keys[r] for r in order)), array("i", order), off, cols)
 
 
 def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _Interner, renum: dict[int, int]) -> None:

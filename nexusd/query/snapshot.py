@@ -6,9 +6,10 @@ copy instead: symbols (display fields only; doc and source stay in the graph), C
 and INHERITS adjacency both ways, the names behind unresolved calls, and the identifier token indexes of
 `locate.py`.
 
-Lifecycle (see `Snapshots`): after a cold index, built on a background thread from the committed batch's files
-(`batch.CommittedBatch`: the facts and resolutions graphwrite wrote, no Kuzu reads; readers that arrive meanwhile
-wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
+Lifecycle (see `Snapshots`): after a cold index, its arrays are made straight from the batch's files
+(`compact.build`: the facts and resolutions graphwrite writes, no Kuzu reads, no dict form) on a background thread
+started just before the graph write (`Snapshots.prepare_cold`) and taken at the commit (readers that arrive
+before it is done wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
 reader (one load at a time). Either way kept current by `Snapshots.apply_batch`, a listener on the writer thread,
 which redoes only the files a batch changed, deleted or re-resolved: from the batch's files, or by reading them
 from the graph when the batch does not carry them. The snapshot never sees the sync engine.
@@ -16,8 +17,8 @@ Readers hold a shared lock for the whole of one answer; a delta holds it exclusi
 answer never sees half a batch. Indexes hold integer slots and are filtered on read: a symbol that leaves frees its
 slot (set to None) and dead entries are skipped, so a delta never rewrites the big token lists.
 
-Resident form (`compact.py`): soon after it is built or read, a snapshot is compacted in the background into one
-string table and flat arrays (readers use the dict form meanwhile); its tables then read as mappings over those
+Resident form (`compact.py`): one string table and flat arrays, made so after a cold index, and soon after a
+graph read by a compaction in the background (readers use the dict form meanwhile); its tables then read as mappings over those
 arrays (`Sym`, `Edge` and `Import` made on each read), and later batches go into a dict over each table
 (`compact.Over`) until the next compaction, 30 s after the last batch (`NEXUS_SNAPSHOT_SAVE_S`). Each compaction
 is also saved beside the graph (`<data>/snapshots/<repo id>.snap`), stamped with the graph version it holds; after
@@ -474,9 +475,7 @@ class Snapshot:
         sid = row[0]
         if sid in self.by_id:
             return
-        text = row[11] or ""
-        if "\n\n" in text or text.startswith("\n") or text.endswith("\n"):
-            text = "\n".join(x for x in text.split("\n") if x)
+        text = stored_sites(row[11] or "")
         sym = Sym(
             slot=len(self.slots), id=sid, key=row[1] or "", name=row[2] or "", qname=row[3] or "",
             kind=row[4] or "", path=row[5] or "", start=row[6] or 0, end=row[7] or 0,
@@ -489,16 +488,13 @@ class Snapshot:
         self._index(sym, row[12] or "")
         if text:
             by_tail = self.unresolved_by_tail
-            offset = 0
-            for entry in text.split("\n"):
-                tail = _tail(parse_unresolved(entry)[0])
+            for tail, offset in site_tails(text):
                 pairs = by_tail.get(tail)
                 if pairs is None:
                     by_tail[tail] = array("i", (sym.slot, offset))
                 else:
                     pairs.append(sym.slot)
                     pairs.append(offset)
-                offset += len(entry) + 1
         if incremental:
             low = sym.name.lower()
             pos = bisect.bisect_left(self.sorted_names, low)
@@ -582,7 +578,7 @@ class Snapshot:
                 index[token] = array("i", (slot,))
             else:
                 arr.append(slot)
-        parts = _split(name)
+        parts, text = index_tokens(name, sym.qname, sym.path, sym.signature, doc)
         name_tokens = self.name_tokens
         for tok in parts:
             arr = name_tokens.get(tok)
@@ -590,20 +586,6 @@ class Snapshot:
                 name_tokens[tok] = array("i", (slot,))
             else:
                 arr.append(slot)
-        text = set(parts)
-        text.update(_path_tokens(sym.path))
-        for source in (sym.qname, sym.signature):
-            for word in _WORD.findall(source):
-                text.update(_split(word))
-        if doc:
-            n = 0
-            for word in _WORD.findall(doc):
-                for tok in _split(word):
-                    if len(tok) > 1 and tok not in text:
-                        text.add(tok)
-                        n += 1
-                if n >= DOC_TOKENS:
-                    break
         text_tokens = self.text_tokens
         for tok in text:
             arr = text_tokens.get(tok)
@@ -614,6 +596,44 @@ class Snapshot:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def index_tokens(name: str, qname: str, path: str, signature: str, doc: str) -> tuple[tuple[str, ...], set[str]]:
+    """A symbol's entries in the token indexes: the identifier parts of its name (`name_tokens`), and those plus
+    the parts of its path, qualified name, signature and first doc words (`text_tokens`)."""
+    parts = _split(name)
+    text = set(parts)
+    text.update(_path_tokens(path))
+    for source in (qname, signature):
+        for word in _WORD.findall(source):
+            text.update(_split(word))
+    if doc:
+        n = 0
+        for word in _WORD.findall(doc):
+            for tok in _split(word):
+                if len(tok) > 1 and tok not in text:
+                    text.add(tok)
+                    n += 1
+            if n >= DOC_TOKENS:
+                break
+    return parts, text
+
+
+def stored_sites(text: str) -> str:
+    """The stored unresolved call sites as a symbol keeps them: newline-joined, no empty entry."""
+    if "\n\n" in text or text.startswith("\n") or text.endswith("\n"):
+        return "\n".join(x for x in text.split("\n") if x)
+    return text
+
+
+def site_tails(text: str) -> Iterator[tuple[str, int]]:
+    """(called name, offset of the entry in `text`) for each stored site of `text` (`stored_sites` form)."""
+    offset = 0
+    for entry in text.split("\n"):
+        yield _tail(parse_unresolved(entry)[0]), offset
+        offset += len(entry) + 1
+
+
 _gc_lock = threading.Lock()
 _gc_state = {"pausers": 0, "resume": False}
 
@@ -697,6 +717,22 @@ class _Build:
     pending: list[tuple[int, dict[str, FileData | None], dict[str, Any]]]
 
 
+@dataclass
+class _Early:
+    """A cold batch's arrays being made while the graph is written (`Snapshots.prepare_cold`)."""
+
+    files: list[tuple[str, FileData]]
+    done: threading.Event
+    fz: compact.Frozen | None = None
+
+
+def _same_files(a: list[tuple[str, FileData]], b: list[tuple[str, FileData]]) -> bool:
+    """The same paths with the very same facts and resolutions (what the engine committed is what it prepared)."""
+    return len(a) == len(b) and all(
+        pa == pb and da[0] is db[0] and da[1] is db[1] for (pa, da), (pb, db) in zip(a, b, strict=True)
+    )
+
+
 class Snapshots:
     """The daemon's snapshots, one per repository.
 
@@ -718,6 +754,7 @@ class Snapshots:
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
         self._builds: dict[str, _Build] = {}
+        self._early: dict[str, _Early] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
 
     def get(self, conn: Conn, repo: Repo) -> Snapshot:
@@ -826,11 +863,35 @@ class Snapshots:
             timer.cancel()
             self._save(*timer.args)  # type: ignore[attr-defined]
 
+    def prepare_cold(self, repo: Repo, files: list[tuple[str, FileData]]) -> None:
+        """Start making the arrays of a cold batch's `files` (every file it writes) on a background thread, as the
+        writer writes the graph; called on the writer just before the write. Nothing is shown until the commit
+        hands the same files to `build_from`, which then waits for these arrays instead of making its own: so the
+        snapshot is ready about when the index is. A batch that fails leaves them unused."""
+        early = _Early(files, threading.Event())
+        with self._lock:
+            self._early[repo.id] = early
+        threading.Thread(target=self._run_early, args=(repo, early), name=f"snapshot-{repo.name}", daemon=True).start()
+
+    def _run_early(self, repo: Repo, early: _Early) -> None:
+        try:
+            with _gc_paused():
+                early.fz = compact.build(repo.id, early.files)
+        except Exception:
+            log.exception("query snapshot arrays of %s could not be made early; made after the commit", repo.root)
+        finally:
+            early.done.set()
+
     def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
         """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
-        background thread; called on the writer right after the batch that wrote them committed."""
+        background thread (or taken from `prepare_cold`'s, when it had the same files); called on the writer
+        right after the batch that wrote them committed."""
         build = _Build(Snapshot(repo.id), threading.Event(), [])
         build.snap.stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
+        with self._lock:
+            early = self._early.pop(repo.id, None)
+        if early is not None and not _same_files(early.files, files):
+            early = None
         with self._lock:
             old = self._builds.get(repo.id)
             self._builds[repo.id] = build
@@ -839,20 +900,30 @@ class Snapshots:
         if old is not None:
             old.done.set()  # superseded: its thread sees that and stops; its waiters move to this build
         threading.Thread(
-            target=self._run_build, args=(repo, build, files, version), name=f"snapshot-{repo.name}", daemon=True
+            target=self._run_build, args=(repo, build, files, version, early), name=f"snapshot-{repo.name}",
+            daemon=True,
         ).start()
 
-    def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
+    def _run_build(
+        self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int, early: _Early | None
+    ) -> None:
         t0 = time.perf_counter()
         try:
-            stamp = build.snap.stamp
-            build.snap.build(files, version)  # (resets the snapshot)
-            build.snap.stamp = stamp
+            fz = None
+            if early is not None:
+                early.done.wait()
+                fz, early.fz, early.files = early.fz, None, []
+            source = "early" if fz is not None else "engine"
+            if fz is None:
+                with _gc_paused():
+                    fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
+            build.snap.adopt(fz, version)
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
                         return  # superseded or abandoned
                     if not build.pending:
+                        self._loaded(repo, build.snap, source, t0)  # (recorded before a reader can see it)
                         self._snaps[repo.id] = build.snap
                         self._stale.discard(repo.id)
                         del self._builds[repo.id]
@@ -861,7 +932,6 @@ class Snapshots:
                 for v, batch, stamp in todo:  # the snapshot is not visible yet: no lock needed
                     build.snap.apply_files(v, batch)
                     build.snap.stamp = stamp
-            self._loaded(repo, build.snap, "engine", t0)
             self._save_soon(repo.id, build.snap, 0.0)
         except Exception:
             log.exception("query snapshot build of %s failed; loading from the graph on next use", repo.root)
@@ -923,6 +993,9 @@ class Snapshots:
         """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
         from the batch's files in the background (no Kuzu reads, the writer goes on), or drop it if the batch
         does not carry them; after an incremental one, redo the files it rewrote."""
+        if batch.mode != "cold" or batch.files is None:
+            with self._lock:
+                self._early.pop(repo.id, None)  # (arrays made early for a batch that did not commit)
         if batch.mode == "cold":
             if batch.files is not None:
                 self.build_from(repo, [(p, d) for p, d in batch.files.items() if d is not None], batch.version)
@@ -939,6 +1012,7 @@ class Snapshots:
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)
+            self._early.pop(repo_id, None)
         if build is not None:
             build.done.set()
         if timer is not None:

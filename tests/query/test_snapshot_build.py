@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from nexusd.query import compact
 from nexusd.query.snapshot import FileData, Snapshot, Snapshots
 from nexusd.store import Store
 from nexusd.sync import graphwrite
@@ -153,13 +154,13 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
         repo: Any = R()
         snaps = Snapshots()
         # Slow the build down so that a batch arrives while it runs.
-        orig = Snapshot.build
+        orig = compact.build
 
-        def slow_build(self: Snapshot, files: Any, version: int) -> None:
+        def slow_build(repo_id: str, files: Any) -> Any:
             time.sleep(0.3)
-            orig(self, files, version)
+            return orig(repo_id, files)
 
-        Snapshot.build = slow_build  # type: ignore[method-assign]
+        compact.build = slow_build  # type: ignore[assignment]
         try:
             snaps.build_from(repo, [(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
             (h.root / "pkg/cli.py").write_text(FILES["pkg/cli.py"] + "\n\ndef late():\n    return run(2)\n")
@@ -169,10 +170,40 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
             snaps.on_batch(repo, changed, reload=False, conn=h.conn, files=h.files(sorted(changed), []))
             snap = snaps.get(h.conn, repo)  # waits for the build and the queued batch
         finally:
-            Snapshot.build = orig  # type: ignore[method-assign]
+            compact.build = orig  # type: ignore[assignment]
         assert snaps.loads[REPO]["source"] == "engine"
         assert snap.version == h.version
         assert dump(snap) == dump(h.loaded())
         assert any(s.name == "late" for s in snap.by_id.values())
+    finally:
+        h.close()
+
+
+def test_arrays_made_during_the_write_are_taken_only_for_the_files_committed(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+            indexed_at = None
+
+        repo: Any = R()
+        files = [(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None]
+        snaps = Snapshots()
+        snaps.prepare_cold(repo, list(files))  # (as the writer does before the write)
+        snaps.build_from(repo, files, h.version)  # the commit: the same files
+        snap = snaps.get(h.conn, repo)
+        assert snaps.loads[REPO]["source"] == "early" and snap.frozen is not None
+        assert dump(snap) == dump(h.loaded())
+        # Prepared for other files (a batch that failed, then another one): not taken, made again.
+        other = Snapshots()
+        other.prepare_cold(repo, files[:-1])
+        other.build_from(repo, files, h.version)
+        assert dump(other.get(h.conn, repo)) == dump(h.loaded())
+        assert other.loads[REPO]["source"] == "engine"
     finally:
         h.close()

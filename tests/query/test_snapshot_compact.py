@@ -47,6 +47,46 @@ def _frozen_copy(s: Snapshot) -> Snapshot:
     return out
 
 
+def ordered(s: Snapshot) -> dict[str, Any]:
+    """Every table as its (key, value) pairs in iteration order, every slot, the sorted names: stricter than
+    `dump` (orders and slot numbers count)."""
+    out: dict[str, Any] = {name: [(k, v if isinstance(v, tuple) else list(v) if not hasattr(v, "slot") else v)
+                                  for k, v in getattr(s, name).items()] for name in compact.TABLES}  # fmt: skip
+    out["slots"] = list(s.slots)
+    out["names"] = list(s.sorted_names)
+    return out
+
+
+def test_arrays_made_straight_from_the_files_equal_the_dict_form_frozen(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        files = [(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None]
+        plain = Snapshot(REPO)
+        plain.build(files, h.version)
+        direct = Snapshot(REPO)
+        direct.adopt(compact.build(REPO, files), h.version)
+        assert direct.frozen is not None and direct.frozen.ids_are_slots
+        assert ordered(direct) == ordered(_frozen_copy(plain)) == ordered(plain)
+        assert dump(direct) == dump(plain) == dump(h.loaded())
+        assert len(plain.by_id) > 10 and dump(direct)["calls_out"] and dump(direct)["children"]
+        assert direct.counts() == plain.counts()
+        for step, edit in enumerate(EDITS):  # batches on top of it, as on top of a freeze
+            changed = _edit(h, edit)
+            plain.apply_files(h.version, changed)
+            direct.apply_files(h.version, changed)
+            assert dump(direct) == dump(plain), step
+        # a file repeated under two paths keeps its first symbols (ids are unique), as the dict form does
+        twice = files + [(files[0][0] + "x", files[0][1])]
+        plain2 = Snapshot(REPO)
+        plain2.build(twice, 1)
+        direct2 = Snapshot(REPO)
+        direct2.adopt(compact.build(REPO, twice), 1)
+        assert ordered(direct2) == ordered(plain2)
+    finally:
+        h.close()
+
+
 def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
