@@ -1,6 +1,7 @@
 """Indexing cost: cold index, no-op sync, one-file change to queryable, against tree-sitter alone.
 
     .venv/bin/python bench/index_bench.py [--corpus this|stdlib|gen1k|gen5k|gen20k ...]
+    .venv/bin/python bench/index_bench.py --cold-only --repeat 5 --corpus stdlib --corpus gen1k [--out NAME]
 
 Corpora: this repository; the standard library of the running Python (copied without site-packages, which
 pyenv and venvs keep inside it); generated Python repositories of 1k, 5k and 20k files (to show how the
@@ -8,6 +9,12 @@ cost grows). For each: the time tree-sitter alone needs to parse the parseable f
 floor the extraction sits on), the cold `nexus index` through the client library (a fresh daemon; two parser
 processes), a no-op `sync` with a full stat walk (watcher off: the catch-up a restart does), the latency of a
 one-file edit until `sync` returns with it in the graph, and the daemon's resident memory.
+
+`--cold-only` measures only the cold index against parse-only, `--repeat` times per corpus, the two
+interleaved (parse-only, then a fresh daemon's cold index, then again), and reports the minimum and median of
+each, wall and CPU (the daemon and its parser processes, from /proc: CPU seconds are what a loaded machine
+distorts least). `cpu_until_snapshot_s` adds what the daemon spends until the first query is answered (the
+query snapshot is built in the background after a cold index).
 
 Targets (issue: the code graph): stdlib cold index <= 3x parse-only; no-op sync <= 50 ms; one-file change to
 queryable <= 100 ms; cost no worse than linear in files; daemon memory <= 600 MB with the stdlib indexed.
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import sysconfig
 import tempfile
@@ -148,9 +156,70 @@ def bench_corpus(name: str, root: Path) -> dict[str, Any]:
     return out
 
 
+def cold_round(root: Path) -> dict[str, Any]:
+    """One fresh daemon's cold index of `root`: wall, CPU (daemon + parser processes), and the CPU until the
+    first query after it is answered."""
+    from bench.memory_bench import tree_cpu_s, wait_builder
+
+    with BenchDaemon() as d:
+        assert d.proc is not None
+        pid = d.proc.pid
+        # A first start builds the database in a child process, which may not have started yet: wait for the
+        # file itself, so that building it is never counted in the index.
+        deadline = time.monotonic() + 120
+        while not d.dirs.db.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        wait_builder(pid)
+        with connect(d.dirs, timeout=1800) as c:
+            cpu0 = tree_cpu_s(pid)
+            t0 = time.perf_counter()
+            r = c.request("index", {"repo": str(root)}, timeout=1800)
+            wall = time.perf_counter() - t0
+            cpu = tree_cpu_s(pid) - cpu0
+            c.request("locate", {"repo": str(root), "query": "main", "limit": 1}, timeout=600)
+            cpu_snap = tree_cpu_s(pid) - cpu0
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 2), "cpu_until_snapshot_s": round(cpu_snap, 2),
+            "files": r["written"].get("files"), "symbols": r["written"].get("symbols"), "phases": r["seconds"]}
+
+
+def cold_only(name: str, root: Path, repeat: int) -> dict[str, Any]:
+    floors: list[dict[str, Any]] = []
+    colds: list[dict[str, Any]] = []
+    for i in range(repeat):
+        c0 = time.process_time()
+        floor = parse_only(root)
+        floor["cpu_s"] = round(time.process_time() - c0, 3)
+        floors.append(floor)
+        colds.append(cold_round(root))
+        print(f"[{name}] round {i + 1}: parse-only {floor['seconds']}s wall {floor['cpu_s']} CPU-s; cold {colds[-1]}",
+              flush=True)
+
+    def stats(xs: list[float]) -> dict[str, float]:
+        return {"min": round(min(xs), 3), "median": round(statistics.median(xs), 3)}
+
+    po_wall, po_cpu = stats([f["seconds"] for f in floors]), stats([f["cpu_s"] for f in floors])
+    wall, cpu = stats([c["wall_s"] for c in colds]), stats([c["cpu_s"] for c in colds])
+    snap = stats([c["cpu_until_snapshot_s"] for c in colds])
+    out = {
+        "corpus": name, "rounds": repeat, "files": floors[0]["files"], "mb": floors[0]["mb"],
+        "parse_only": {"wall_s": po_wall, "cpu_s": po_cpu}, "cold": {"wall_s": wall, "cpu_s": cpu,
+                                                                     "cpu_until_snapshot_s": snap},
+        "wall_vs_parse_only": {k: round(wall[k] / po_wall[k], 2) for k in wall},
+        "cpu_vs_parse_only": {k: round(cpu[k] / po_cpu[k], 2) for k in cpu},
+        "cpu_until_snapshot_vs_parse_only": {k: round(snap[k] / po_cpu[k], 2) for k in snap},
+        "samples": {"parse_only": floors, "cold": colds},
+    }  # fmt: skip
+    print(f"[{name}] wall x{out['wall_vs_parse_only']} cpu x{out['cpu_vs_parse_only']} "
+          f"(until snapshot x{out['cpu_until_snapshot_vs_parse_only']})", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", action="append", choices=["this", "stdlib", "gen1k", "gen5k", "gen20k"])
+    ap.add_argument("--cold-only", action="store_true", help="only the cold index against parse-only, --repeat times")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per corpus with --cold-only")
+    ap.add_argument("--out", default="index_bench", help="result name under bench/results/")
     opts = ap.parse_args()
     chosen = opts.corpus or ["this", "stdlib", "gen1k", "gen5k", "gen20k"]
     results = []
@@ -164,16 +233,19 @@ def main() -> None:
                 root = copy_stdlib(work / "stdlib")
             else:
                 root = generate(work / name, {"gen1k": 1000, "gen5k": 5000, "gen20k": 20000}[name])
-            results.append(bench_corpus(name, root))
+            results.append(cold_only(name, root, opts.repeat) if opts.cold_only else bench_corpus(name, root))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if opts.cold_only:
+        print(f"wrote {write_result(opts.out, {'corpora': results, 'targets': {'stdlib_cpu_vs_parse_only': 2.5, 'stdlib_wall_vs_parse_only': 2.0, 'gen1k_wall_vs_parse_only': 4.0}})}")
+        return
     gens = [r for r in results if r["corpus"].startswith("gen")]
     growth = None
     if len(gens) >= 2:
         per_file = [r["cold"]["seconds"] / r["cold"]["files"] * 1000 for r in gens]
         growth = {r["corpus"]: round(v, 3) for r, v in zip(gens, per_file, strict=True)}
         print(f"cold index ms per file: {growth}")
-    path = write_result("index_bench", {"corpora": results, "cold_ms_per_file": growth,
+    path = write_result(opts.out, {"corpora": results, "cold_ms_per_file": growth,
                                         "targets": {"cold_vs_parse_only": 3.0, "noop_sync_ms": 50, "one_file_ms": 100, "rss_mb": 600}})
     print(f"wrote {path}")
 

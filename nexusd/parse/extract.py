@@ -141,10 +141,12 @@ def _redact_symbols(facts: FileFacts) -> None:
 
     if not may_hold_secret("\n".join(f"{sym.signature}\n{sym.doc}" for sym in facts.symbols)):
         return  # the common case: one pass over the file's signatures and docs, nothing to redact
+    # Then only the strings that hold an anchor themselves: `redact` tests each detector's anchors in turn,
+    # which cost ~14 % of the standard library's extraction when every signature and doc went through it.
     for sym in facts.symbols:
-        if sym.signature:
+        if sym.signature and may_hold_secret(sym.signature):
             sym.signature = redact(sym.signature)[0]
-        if sym.doc:
+        if sym.doc and may_hold_secret(sym.doc):
             sym.doc = redact(sym.doc)[0]
 
 

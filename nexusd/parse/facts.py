@@ -177,16 +177,19 @@ def semantic_key(language: str, kind: str, path: str, qualified_name: str, occur
 
 
 def facts_to_plain(f: FileFacts) -> list[Any]:
+    """A file's facts as nested arrays, each record's fields in declaration order (`facts_from_plain` reads them
+    back). Records are tuples made by `attrgetter`, which JSON writes as the same arrays as lists, at a fraction
+    of the cost of building a list per record (~0.7 CPU-s per 600 standard-library files before)."""
     return [
         f.path, f.language, f.role, f.hash, f.line_count,
-        [[s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, s.doc, s.parent, list(s.bases),
-          s.exported, s.content_hash, s.occurrence] for s in f.symbols],
-        [[i.specifier, [list(n) for n in i.names], i.line, i.kind, i.module_alias] for i in f.imports],
-        [[c.caller, c.name, c.receiver, c.line, c.is_new, c.chain] for c in f.calls],
-        [[t.kind, t.scope, t.name, t.expr] for t in f.types],
-        [[d.path, d.severity, d.code, d.message, d.line] for d in f.diagnostics],
-        dict(f.exports),
+        list(map(_SYMBOL_ROW, f.symbols)), list(map(_IMPORT_ROW, f.imports)), list(map(_CALL_ROW, f.calls)),
+        list(map(_TYPE_ROW, f.types)), list(map(_DIAG_ROW, f.diagnostics)), dict(f.exports),
     ]  # fmt: skip
+
+
+_SYMBOL_ROW, _IMPORT_ROW, _CALL_ROW, _TYPE_ROW, _DIAG_ROW = (
+    _FLAT[name][1] for name in ("symbols", "imports", "calls", "types", "diagnostics")
+)
 
 
 def _str(v: Any) -> str:
@@ -212,9 +215,9 @@ def _bool(v: Any) -> bool:
 
 
 def _list(v: Any) -> list[Any]:
-    if not isinstance(v, list):
+    if not isinstance(v, list | tuple):  # JSON gives lists; `facts_to_plain` itself makes tuples
         raise ValueError("expected a list")
-    return v
+    return v  # type: ignore[return-value]
 
 
 def facts_from_plain(data: Any) -> FileFacts:

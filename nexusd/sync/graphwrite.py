@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..batch import edge_rows
+from ..parse import gcpause
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
 from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
@@ -191,17 +192,19 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     so no COPY can fail on the data, and the counts are checked after the commit (`verify_counts`)."""
     counts = {"files": 0, "symbols": 0, "imports": 0, "calls": 0}
     files, symbols, top, nested, imports, calls = [], [], [], [], [], []
-    for path, facts in batch.changed.items():
-        res = batch.resolutions.get(path) or FileResolution(path)
-        files.append(file_row(batch.repo_id, facts, batch.stats.get(path, FileStat())))
-        ids = ids_of(batch.repo_id, facts)
-        symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved(), ids))
-        t, n = contains_rows(batch.repo_id, facts, ids)
-        top.extend(t)
-        nested.extend(n)
-        i, c = edge_rows(batch.repo_id, res)
-        imports.extend(i)
-        calls.extend(c)
+    with gcpause.Windows() as gc_window:  # millions of row tuples, all kept until the COPY
+        for path, facts in batch.changed.items():
+            res = batch.resolutions.get(path) or FileResolution(path)
+            files.append(file_row(batch.repo_id, facts, batch.stats.get(path, FileStat())))
+            ids = ids_of(batch.repo_id, facts)
+            symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved(), ids))
+            t, n = contains_rows(batch.repo_id, facts, ids)
+            top.extend(t)
+            nested.extend(n)
+            i, c = edge_rows(batch.repo_id, res)
+            imports.extend(i)
+            calls.extend(c)
+            gc_window.tick()
     files, symbols = _unique(files), _unique(symbols)
     top, nested = _unique_target(top), _unique_target(nested)
     file_ids = {f[0] for f in files}

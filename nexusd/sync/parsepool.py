@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import config
 from ..parse.facts import CallFact, Diagnostic, FileFacts, ImportFact, SymbolFact, TypeFact, content_hash
+from ..parse.gcpause import paused
 from ..parse.languages import parsed_language
 from ..protocol import pack_local, unpack_local
 
@@ -173,6 +174,11 @@ def decode_outcome(data: bytes) -> ParseOutcome:
     if data[:1] == _PICKLED:
         out: ParseOutcome = pickle.loads(data[1:])
         return out
+    with paused():  # the daemon keeps what this builds; collecting as it goes cost ~4x the decoding itself
+        return _decode(data)
+
+
+def _decode(data: bytes) -> ParseOutcome:
     path, status, packed, digest, reason = unpack_local(data)
     facts = None
     if packed is not None:
