@@ -71,19 +71,39 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int,
     info: dict[str, Any] = {"exhausted": True}
     words = tuple(split_identifier(q))
 
-    def order(sym: Sym) -> tuple[Any, ...]:
+    def head(sym: Sym) -> tuple[Any, ...]:
         related = near.relation(sym) if near is not None else _UNRELATED
-        return (*closeness(sym.name, words), *related, _local(snap, sym), *usage(snap, sym), *snap.rank_key(sym))
+        return (*closeness(sym.name, words), *related, _local(snap, sym))
 
     for tier, syms in _tiers(snap, q, info):
-        ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=order)
-        for sym in ranked:
+        kept = [s for s in syms if s.id not in seen and filters.ok(s)]
+        for sym in ranked(snap, kept, head, want + 1 - len(out)):
             seen.add(sym.id)
             out.append((tier, sym))
         if len(out) > want:
             info["exhausted"] = False  # later tiers were not computed: the total is at least len(out)
             break
     return out, info
+
+
+def ranked(snap: Snapshot, syms: list[Sym], head: Any, need: int) -> list[Sym]:
+    """`syms` sorted by (head, usage, rank_key), exactly for the first `need` positions at least: `usage` reads
+    call edges, so it is computed only inside the runs of equal heads that reach those positions (a wide prefix
+    has thousands of candidates, and a page shows twenty). Later positions keep the (head, rank_key) order; a
+    later page asks with a larger `need`, and the runs before it are sorted the same way in both answers."""
+    keyed = sorted(((head(s), snap.rank_key(s), s) for s in syms), key=lambda t: (t[0], t[1]))
+    out: list[Sym] = []
+    i = 0
+    while i < len(keyed):
+        j = i + 1
+        while j < len(keyed) and keyed[j][0] == keyed[i][0]:
+            j += 1
+        run = keyed[i:j]
+        if len(out) < need and len(run) > 1:
+            run.sort(key=lambda t: (usage(snap, t[2]), t[1]))
+        out += [t[2] for t in run]
+        i = j
+    return out
 
 
 _SCOPES = frozenset({"function", "method", "property_function", "constant", "variable"})

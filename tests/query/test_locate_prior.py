@@ -89,3 +89,19 @@ def test_a_guessed_edge_is_not_a_use(daemon: DaemonProcess, tmp_path: Path) -> N
         assert paths(q.op("locate", query="launch"))[:2] == ["tools/launch.py", "jobs/worker.py"]
     finally:
         client.close()
+
+
+def test_pages_of_a_shared_name_follow_the_whole_order(p: Q) -> None:
+    """The use counts are computed only where a page needs them: paging one result at a time gives the order
+    the whole answer has."""
+    for query in ("decode", "render", "d"):
+        whole = [x["key"] for x in p.op("locate", query=query, limit=50)["results"]]
+        got: list[str] = []
+        page = p.op("locate", query=query, limit=1)
+        while True:
+            got += [x["key"] for x in page["results"]]
+            cursor = page.get("truncated", {}).get("cursor")
+            if not cursor:
+                break
+            page = p.op("locate", query=query, limit=1, cursor=cursor)
+        assert len(whole) >= 2 and got == whole
