@@ -10,9 +10,10 @@ found here, in tiers, each result saying which tier matched it:
     fulltext   every word appears in the qualified name, path, signature or the first words of the doc
 Within a tier the order is fixed: first how closely the name matches the query words (`closeness`: every word
 present, nothing extra, in order), then definitions a module or class offers before ones local to a function
-body, then the most called first (call sites in the graph: among same-named definitions the one the code uses
-most is the likeliest one meant), then kind (class, function, method, ... module), non-test files first, shorter
-path, then the semantic key; so the same query on the same graph always answers the same list.
+body, then the most used first (`usage`: the other files that call it, then its callers, bound edges only:
+among same-named definitions the one the code uses, and uses from elsewhere, is the likeliest one meant), then
+kind (class, function, method, ... module), non-test files first, shorter path, then the semantic key; so the
+same query on the same graph always answers the same list.
 
 The asker's context (`near`: the file being edited, optionally a line of it) ranks equally close names by their
 relation to that file, right after closeness and before everything else (`Near.relation`): what a call at that line
@@ -70,20 +71,39 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int,
     info: dict[str, Any] = {"exhausted": True}
     words = tuple(split_identifier(q))
 
-    def order(sym: Sym) -> tuple[Any, ...]:
+    def head(sym: Sym) -> tuple[Any, ...]:
         related = near.relation(sym) if near is not None else _UNRELATED
-        return (*closeness(sym.name, words), *related, _local(snap, sym), -len(snap.calls_in.get(sym.id, ())),
-                *snap.rank_key(sym))  # fmt: skip
+        return (*closeness(sym.name, words), *related, _local(snap, sym))
 
     for tier, syms in _tiers(snap, q, info):
-        ranked = sorted((s for s in syms if s.id not in seen and filters.ok(s)), key=order)
-        for sym in ranked:
+        kept = [s for s in syms if s.id not in seen and filters.ok(s)]
+        for sym in ranked(snap, kept, head, want + 1 - len(out)):
             seen.add(sym.id)
             out.append((tier, sym))
         if len(out) > want:
             info["exhausted"] = False  # later tiers were not computed: the total is at least len(out)
             break
     return out, info
+
+
+def ranked(snap: Snapshot, syms: list[Sym], head: Any, need: int) -> list[Sym]:
+    """`syms` sorted by (head, usage, rank_key), exactly for the first `need` positions at least: `usage` reads
+    call edges, so it is computed only inside the runs of equal heads that reach those positions (a wide prefix
+    has thousands of candidates, and a page shows twenty). Later positions keep the (head, rank_key) order; a
+    later page asks with a larger `need`, and the runs before it are sorted the same way in both answers."""
+    keyed = sorted(((head(s), snap.rank_key(s), s) for s in syms), key=lambda t: (t[0], t[1]))
+    out: list[Sym] = []
+    i = 0
+    while i < len(keyed):
+        j = i + 1
+        while j < len(keyed) and keyed[j][0] == keyed[i][0]:
+            j += 1
+        run = keyed[i:j]
+        if len(out) < need and len(run) > 1:
+            run.sort(key=lambda t: (usage(snap, t[2]), t[1]))
+        out += [t[2] for t in run]
+        i = j
+    return out
 
 
 _SCOPES = frozenset({"function", "method", "property_function", "constant", "variable"})
@@ -94,6 +114,48 @@ def _local(snap: Snapshot, sym: Sym) -> bool:
     after the definitions a module or a class offers."""
     parent = snap.by_id.get(sym.parent) if sym.parent else None
     return parent is not None and parent.kind in _SCOPES
+
+
+MAX_USAGE_EDGES = 512  # call edges into one symbol read to count its calling files (beyond: the edges decide)
+USAGE_KEPT = 200_000  # symbols whose usage a snapshot keeps before the memo starts again
+_USAGE: weakref.WeakKeyDictionary[Snapshot, tuple[int, dict[str, tuple[int, int]]]] = weakref.WeakKeyDictionary()
+
+
+def usage(snap: Snapshot, sym: Sym) -> tuple[int, int]:
+    """How much the code uses a definition, as a sort key (most used first): minus the other files whose
+    definitions call it, then minus its call edges (one per calling definition). Only bound edges count: a `name-only` edge is the resolver's
+    guess, not a use. A name asked with no context most likely comes from outside the definition's file (read in
+    another file, a traceback, a doc), so the one other files call is the interface people name; a definition
+    called only where it is defined (a test's class `C`, a private helper) shares its name by chance."""
+    try:
+        version, kept = _USAGE.get(snap, (None, None))
+    except TypeError:  # a snapshot type that takes no weak reference: count every time
+        return _usage(snap, sym)
+    if kept is None or version != snap.version or len(kept) >= USAGE_KEPT:
+        kept = {}
+        try:
+            _USAGE[snap] = (snap.version, kept)
+        except TypeError:
+            return _usage(snap, sym)
+    found = kept.get(sym.id)
+    if found is None:
+        found = kept[sym.id] = _usage(snap, sym)
+    return found
+
+
+def _usage(snap: Snapshot, sym: Sym) -> tuple[int, int]:
+    edges = snap.calls_in.get(sym.id, ())
+    files: set[str] = set()
+    sites = 0
+    for n, edge in enumerate(edges):
+        if edge.resolution == "name-only":
+            continue
+        sites += 1
+        if n < MAX_USAGE_EDGES:
+            caller = snap.by_id.get(edge.other)
+            if caller is not None and caller.path != sym.path:
+                files.add(caller.path)
+    return (-len(files), -sites)
 
 
 _UNRELATED = (0, 0)
