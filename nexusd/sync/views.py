@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..batch import FileData
+from ..batch import CommittedBatch, FileData
+from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
+from ..parse.languages import parsed_language
 from ..resolve.base import RepoIndex
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
 from .parsepool import ParseOutcome, ParsePool, ParseTask, inline
@@ -45,13 +47,14 @@ VIEW_INLINE_MAX = 64
 
 @dataclass
 class ViewReport(SyncReport):
-    """A view's scan: a sync report, plus how many of the differing files took facts another view holds
-    (counted in `parsed`, without a parse)."""
+    """A view's scan: a sync report, plus how many of the differing files took facts another view holds and
+    how many are of a language that is not parsed (both counted in `parsed`, without a parser)."""
 
     shared: int = 0
+    extracted: int = 0  # differing files of a language that is not parsed: facts made in the daemon, no parser
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "shared": self.shared}
+        return {**super().to_dict(), "shared": self.shared, "extracted": self.extracted}
 
 
 class ViewSync:
@@ -69,6 +72,8 @@ class ViewSync:
         self.known: dict[str, tuple[str, int, int]] | None = None  # the view's files: (hash, size, mtimeNs)
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
+        # The (differing, missing) paths the overlay was last resolved for (`touched_by`).
+        self.against: tuple[frozenset[str], frozenset[str]] | None = None
 
     def sync(self, conn: Conn, base: RepoSync, progress: Progress, *, paths: list[str] | None = None) -> ViewReport:
         """Scan the view (all of it, or `paths`) and recompute the overlay against the baseline."""
@@ -125,6 +130,11 @@ class ViewSync:
             if held is not None:
                 report.shared += 1
                 yield ParseOutcome(task.path, "parsed", facts=held, hash=digest or "")
+            elif data is not None and parsed_language(task.path) is None:
+                # A file recorded but not parsed (docs, data: most of what differs between branches): its
+                # facts are its hash, role and line count, made here from the bytes just read.
+                report.extracted += 1
+                yield ParseOutcome(task.path, "parsed", facts=extract(task.path, data), hash=digest or "")
             else:
                 rest.append(task)
         t1 = time.perf_counter()
@@ -175,8 +185,22 @@ class ViewSync:
                 if outcome.facts is not None:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)
+        self.against = None
         self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing)
+        self.against = (frozenset(differ), frozenset(missing))
         return self.files
+
+    def touched_by(self, base: RepoSync, batch: CommittedBatch) -> bool:
+        """Whether a baseline batch can move this view. It cannot when every path whose rows the batch rewrote
+        is one the overlay holds (so the view shows the overlay's rows, not the batch's) and the files the
+        batch changed or deleted stay the view's own (still differing, or still missing, in the view): then
+        the table the overlay was resolved against is, for the view, what it was, and so is every answer."""
+        if batch.mode == "cold" or self.against is None:
+            return True
+        if not batch.paths <= set(self.files):
+            return True
+        differ, missing = self.differing(base)
+        return bool(differ - set(self.facts)) or (frozenset(differ), frozenset(missing)) != self.against
 
 
 def resolve_overlay(
