@@ -27,7 +27,7 @@ from ..batch import CommittedBatch, FileData
 from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
 from ..parse.languages import parsed_language
-from ..resolve.base import RepoIndex
+from ..resolve.base import FileTable, RepoIndex
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
 from .parsepool import ParseOutcome, ParsePool, ParseTask, inline
 from .walk import read_source_checked
@@ -39,9 +39,11 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 Shared = Callable[[str, str], "FileFacts | None"]
-# A view's differing files parse in the daemon when the parser processes are not running and there are at most
-# this many: starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, more than parsing a
-# few dozen files here (the same rule, and the same lack of a per-file time limit, as a small incremental sync).
+# A view's differing files parse in the daemon when there are at most this many (after the shared ones and the
+# docs, which take no parser): starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, and
+# with the pool warm each file's facts cost an encode in a worker and a decode here (~12 % of a flask view's
+# CPU), more than parsing a few dozen files here (the same rule, and the same lack of a per-file time limit, as
+# a small incremental sync).
 VIEW_INLINE_MAX = 64
 
 
@@ -72,6 +74,7 @@ class ViewSync:
         self.known: dict[str, tuple[str, int, int]] | None = None  # the view's files: (hash, size, mtimeNs)
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
+        self.tables: dict[str, FileTable] = {}  # the symbol tables of `facts`, made once (`resolve_overlay`)
         # The (differing, missing) paths the overlay was last resolved for (`touched_by`).
         self.against: tuple[frozenset[str], frozenset[str]] | None = None
 
@@ -143,7 +146,7 @@ class ViewSync:
         report.seconds["parse"] = time.perf_counter() - t1
 
     def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
-        if tasks and len(tasks) <= VIEW_INLINE_MAX and self.pool().alive == 0:
+        if tasks and len(tasks) <= VIEW_INLINE_MAX:
             progress({"phase": "parse", "done": 0, "total": len(tasks), "message": "parsing in the daemon"})
             yield from inline(self.root, tasks, MAX_FILE_BYTES)
         else:
@@ -186,7 +189,7 @@ class ViewSync:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)
         self.against = None
-        self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing)
+        self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing, self.tables)
         self.against = (frozenset(differ), frozenset(missing))
         return self.files
 
@@ -204,18 +207,37 @@ class ViewSync:
 
 
 def resolve_overlay(
-    index: RepoIndex, base_facts: dict[str, FileFacts], overlay: dict[str, FileFacts], missing: set[str]
+    index: RepoIndex,
+    base_facts: dict[str, FileFacts],
+    overlay: dict[str, FileFacts],
+    missing: set[str],
+    tables: dict[str, FileTable] | None = None,
 ) -> dict[str, FileData | None]:
     """The overlay's files resolved against the baseline's symbol table: the view's facts put in (and the
     baseline files the view lacks taken out), every file whose edges that can move resolved, then the
-    baseline's facts put back, so the table is the baseline's again whatever happens."""
+    baseline's tables put back, so the table is the baseline's again whatever happens. `tables`: the view's
+    tables of its facts from the last time (kept and updated): a table put in again, the view's or the
+    baseline's, costs no recomputation of what its facts provide and refer to."""
+    tables = {} if tables is None else tables
+    for path in set(tables) - set(overlay):
+        del tables[path]
+    saved: dict[str, FileTable] = {}
     names: set[str] = set()
     config_changed = False
     try:
         for path, facts in overlay.items():
-            names |= index.set_file(facts)
+            table = tables.get(path)
+            if table is None or table.facts is not facts:
+                table = tables[path] = RepoIndex.keep_derived(FileTable(facts))
+            old = index.table(path)
+            if old is not None:
+                saved[path] = RepoIndex.keep_derived(old)
+            names |= index.set_file(facts, table)
             config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
         for path in missing:
+            old = index.table(path)
+            if old is not None:
+                saved[path] = RepoIndex.keep_derived(old)
             names |= index.remove_file(path)
             config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
         live = (set(base_facts) | set(overlay)) - missing
@@ -229,11 +251,10 @@ def resolve_overlay(
             files[path] = None
         return files
     finally:
-        for path in overlay:
-            if path in base_facts:
-                index.set_file(base_facts[path])
-            else:
+        for path in (*overlay, *missing):
+            own = base_facts.get(path)
+            if own is not None:
+                kept = saved.get(path)
+                index.set_file(own, kept if kept is not None and kept.facts is own else None)
+            elif path in overlay:
                 index.remove_file(path)
-        for path in missing:
-            if path in base_facts:
-                index.set_file(base_facts[path])

@@ -537,3 +537,66 @@ def test_a_pool_run_of_files_no_grammar_parses_builds_no_parser_in_the_daemon() 
         t.join(60)
     assert started == [] and extract._query.cache_info().currsize == built
     assert {"ini", "text"} <= parsepool._warmed  # (and not looked at again)
+
+
+def _index_state(index: Any) -> dict[str, Any]:
+    return {
+        "facts": {p: id(t.facts) for p, t in index.tables.items()},
+        "definers": {n: {p: len(v) for p, v in d.items()} for n, d in index.definers.items() if d},
+        "referencers": {n: set(v) for n, v in index.referencers.items() if v},
+        "type_users": {n: dict(v) for n, v in index.type_users.items() if v},
+        "paths": set(index.paths),
+    }
+
+
+def test_an_overlay_put_in_and_taken_out_again_leaves_the_baseline_table_as_it_was(tmp_path: Path) -> None:
+    """The tables a view puts in (its own, then the baseline's back) are made once and kept with what they
+    provide and refer to; the baseline's table after each re-base is the one a fresh index of it builds."""
+    from nexusd.resolve.base import RepoIndex
+    from nexusd.store import Store
+    from nexusd.sync.indexer import RepoSync
+    from nexusd.sync.views import ViewSync
+
+    typed = "from pkg.util import helper\n\n\nclass Box:\n    def get(self):\n        return helper(1)\n\n\ndef make():\n    return Box()\n"
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA, "pkg/box.py": typed})
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+    (wt / "pkg" / "util.py").write_text("def helper(x):\n    return x\n\n\ndef more():\n    return helper(0)\n")
+    (wt / "pkg" / "box.py").write_text(typed.replace("return Box()", "return Box().get()"))
+    (wt / "pkg" / "extra.py").unlink()
+    store = Store(tmp_path / "g.kuzu")
+    store.ensure_schema()
+    conn = store.connect()
+    try:
+        conn.execute("CREATE (:Repository {id: 'r', root: $root, name: 'm'})", {"root": str(main)})
+        base = RepoSync("r", str(main), tmp_path / "cache", lambda: pytest.fail("no pool for a small repository"))
+        base.sync(conn, lambda _: None)
+        assert base.index is not None
+        before = _index_state(base.index)
+        vs = ViewSync("r", str(wt), tmp_path / "cache", lambda: pytest.fail("no pool for a few files"))
+        first = vs.sync(conn, base, lambda _: None)
+        assert first.changed_paths == ["pkg/box.py", "pkg/util.py"] and first.deleted_paths == ["pkg/extra.py"]
+        assert set(vs.tables) == {"pkg/box.py", "pkg/util.py"}
+        fresh = RepoIndex("r", main)
+        for facts in base.facts.values():
+            fresh.set_file(facts)
+        for _ in range(3):
+            assert _index_state(base.index) == before
+            assert {k: v for k, v in _index_state(fresh).items() if k != "facts"} == {
+                k: v for k, v in before.items() if k != "facts"}  # fmt: skip
+            kept = dict(vs.tables)
+            files = vs.rebase(conn, base, lambda _: None)
+            assert all(vs.tables[p] is kept[p] for p in kept)  # the view's tables are made once
+            assert files.keys() == vs.files.keys() and files["pkg/extra.py"] is None
+            # Each file's resolution in the view is the one an index of the worktree alone gives.
+            whole = RepoIndex("r", main)
+            for path, facts in {**base.facts, **vs.facts}.items():
+                if path != "pkg/extra.py":
+                    whole.set_file(facts)
+            for path, data in files.items():
+                if data is not None:
+                    assert data[1] == whole.resolve_file(path), path
+            assert files["pkg/util.py"][1].calls and files["pkg/box.py"][1].calls
+    finally:
+        conn.close()
+        store.close()
