@@ -12,7 +12,8 @@ on branches made at HEAD~spacing, HEAD~2*spacing, ... (different files, like tas
 `--idle-pool`: the parser processes exit after 1 s idle and each registration waits 2 s first, as when a
 worktree is added minutes after the index (the default registers right after it, with the processes warm).
 Each view's `seconds` splits the scan (walk, hash, parse) from the overlay's resolution; `shared` counts the
-differing files whose facts another view already held (no parse).
+differing files whose facts another view already held, `extracted` those of a language that is not parsed
+(docs, data), both without a parser.
 Time is measured twice: wall time, and CPU time of the daemon and its parser processes (`/proc`), which a
 machine shared with other work disturbs much less.
 Targets (the issue): RSS(five) <= 1.5 x RSS(one); registering an extra worktree <= 10 % of a cold index.
@@ -122,7 +123,8 @@ def five(main: Path, wts: list[tuple[Path, str]], idle_pool: bool) -> dict[str, 
             views.append({"root": wt.name, "rev": rev[:10], "registerS": round(took, 3), "registerCpuS": round(took_cpu, 3),
                           "overlayFiles": r["view"]["overlayFiles"], "reResolved": r["overlay"]["reResolved"],
                           "firstAnswersS": round(time.perf_counter() - t2, 3), "mode": r["mode"],
-                          "parsed": r["parsed"], "shared": r.get("shared"), "seconds": r["seconds"]})  # fmt: skip
+                          "parsed": r["parsed"], "shared": r.get("shared"), "extracted": r.get("extracted"),
+                          "seconds": r["seconds"]})  # fmt: skip
         time.sleep(1.0)
         rss = d.rss_mb()
         listing = c.request("repos", {})["repos"]

@@ -115,7 +115,7 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
@@ -131,6 +131,10 @@ class FileTable:
             self.by_qn[sym.qualified_name] = sym
         self.exports: dict[str, str] = dict(facts.exports)
         self._local_imports: dict[str, set[str]] | None = None
+        # (provided pairs, referenced names, type dependency pairs), when kept (`RepoIndex.keep_derived`): a
+        # table put in again (a worktree's overlay applied, then the baseline's table put back) costs no
+        # recomputation. None for the baseline's tables otherwise (their memory).
+        self.derived: tuple[set[tuple[str, str]], set[str], set[tuple[str, str]]] | None = None
 
     def top(self, name: str) -> SymbolFact | None:
         return self.children.get(None, {}).get(name)
@@ -231,10 +235,20 @@ class RepoIndex:
         self.rules: dict[str, LanguageRules] = registry.rules_for(self)
 
     # ---- updates -------------------------------------------------------------------------------------
-    def set_file(self, facts: FileFacts) -> set[str]:
-        """Add or replace a file's facts; returns the names whose meaning may have changed."""
+    @staticmethod
+    def keep_derived(table: FileTable) -> FileTable:
+        """`table` with what `set_file` derives from its facts kept on it (for a table put in more than once)."""
+        if table.derived is None:
+            facts = table.facts
+            table.derived = (_provided(table), _referenced(facts), typedeps.dependents(facts) if facts.types else set())
+        return table
+
+    def set_file(self, facts: FileFacts, table: FileTable | None = None) -> set[str]:
+        """Add or replace a file's facts (or a table of them made before, `keep_derived`); returns the names whose
+        meaning may have changed."""
         old = self.tables.get(facts.path)
-        table = FileTable(facts)
+        if table is None or table.facts is not facts:
+            table = FileTable(facts)
         changed = _provided(old) ^ _provided(table)
         names = {n for n, _ in changed}
         if old is None:
@@ -247,12 +261,12 @@ class RepoIndex:
         for sym in facts.symbols:
             if sym.kind in {"function", "method", "class"}:
                 self.definers[sym.name].setdefault(facts.path, []).append(sym)
-        refs = _referenced(facts)
+        refs = table.derived[1] if table.derived is not None else _referenced(facts)
         self._refs_of[facts.path] = refs
         for name in refs:
             self.referencers[name].add(facts.path)
         if facts.types:
-            pairs = typedeps.dependents(facts)
+            pairs = table.derived[2] if table.derived is not None else typedeps.dependents(facts)
             self._type_users_of[facts.path] = pairs
             for mentioned, typed in pairs:
                 users = self.type_users[mentioned]
@@ -261,10 +275,11 @@ class RepoIndex:
         return names
 
     def remove_file(self, path: str) -> set[str]:
-        old = self.tables.pop(path, None)
+        old = self.tables.get(path)
         if old is None:
             return set()
-        self._unindex(path)
+        self._unindex(path)  # (while the table is still in: it names the file's definitions to drop)
+        del self.tables[path]
         self.paths.discard(path)
         self.path_generation += 1
         self._touch(path)
@@ -404,6 +419,8 @@ def _provided(table: FileTable | None) -> set[tuple[str, str]]:
     """(name, descriptor) pairs a file offers to others; a change in any pair is a change of that name."""
     if table is None:
         return set()
+    if table.derived is not None:
+        return table.derived[0]
     out: set[tuple[str, str]] = set()
     for sym in table.facts.symbols:
         if sym.kind == "module":

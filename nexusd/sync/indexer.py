@@ -62,8 +62,11 @@ class SyncReport:
     changed_paths: list[str] = field(default_factory=list)
     deleted_paths: list[str] = field(default_factory=list)
     affected_paths: list[str] = field(default_factory=list)  # re-resolved only (their edges changed)
+    # The worktrees whose overlay this baseline batch moved (None: the repository has no views).
+    views_rebased: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {} if self.views_rebased is None else {"viewsRebased": self.views_rebased}
         return {
             "mode": self.mode,
             "scanned": self.scanned,
@@ -76,6 +79,7 @@ class SyncReport:
             "diagnostics": self.diagnostics,
             "written": self.written,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            **extra,
         }
 
 

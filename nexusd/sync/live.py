@@ -148,20 +148,26 @@ class LiveSync:
             except Exception:
                 log.exception("view listener failed")
 
-    def _rebase_views(self, conn: Conn, repo: Repo) -> None:
-        """A baseline batch committed: every view of the repository re-resolves its overlay against it."""
+    def _rebase_views(self, conn: Conn, repo: Repo, batch: CommittedBatch) -> list[str]:
+        """A baseline batch committed: each view of the repository whose overlay it can move re-resolves its
+        overlay against it (`ViewSync.touched_by`); the others keep theirs. Returns the roots re-based."""
         base = self.engine(repo)
+        rebased = []
         for key, vs in list(self.views.items()):
             rid, root = key.split(VIEW_SEP, 1)
             if rid != repo.id:
                 continue
             try:
+                if not vs.touched_by(base, batch):
+                    continue
+                rebased.append(root)
                 vs.rebase(conn, base, _quiet)
             except Exception:
                 log.exception("rebasing the view %s failed; scanning it again on its next sync", root)
                 self.views.pop(key, None)
                 continue
             self._publish_view(repo, root, vs)
+        return rebased
 
     # -- sync ---------------------------------------------------------------------------------------
 
@@ -213,7 +219,7 @@ class LiveSync:
             except Exception:  # a listener must never fail a committed sync
                 log.exception("graph listener failed")
         if any(k.split(VIEW_SEP, 1)[0] == repo.id for k in self.views):
-            self._rebase_views(conn, repo)
+            report.views_rebased = self._rebase_views(conn, repo, batch)
         report.seconds["listeners"] = time.perf_counter() - t0
         return report
 

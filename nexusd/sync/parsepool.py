@@ -383,13 +383,17 @@ def _warm_inline(languages: set[str]) -> None:
     if not fresh:
         return
     _warmed.update(fresh)
+    from ..parse.extract import supported_languages
+    from ..parse.extract import warm as build
+
+    # (Only parsed languages: `build([])` builds every language, ~2 CPU-s, for a file of `ini` or `text`.)
+    wanted = [lang for lang in fresh if lang in supported_languages()]
+    if not wanted:
+        return
 
     def warm() -> None:
-        from ..parse.extract import supported_languages
-        from ..parse.extract import warm as build
-
         try:
-            build([lang for lang in fresh if lang in supported_languages()])
+            build(wanted)
         except Exception:  # a failed warm-up only costs the first inline parse its time
             log.exception("warming the in-process parsers failed")
 

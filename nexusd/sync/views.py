@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..batch import FileData
+from ..batch import CommittedBatch, FileData
+from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
-from ..resolve.base import RepoIndex
+from ..parse.languages import parsed_language
+from ..resolve.base import FileTable, RepoIndex
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
 from .parsepool import ParseOutcome, ParsePool, ParseTask, inline
 from .walk import read_source_checked
@@ -37,21 +39,24 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 Shared = Callable[[str, str], "FileFacts | None"]
-# A view's differing files parse in the daemon when the parser processes are not running and there are at most
-# this many: starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, more than parsing a
-# few dozen files here (the same rule, and the same lack of a per-file time limit, as a small incremental sync).
+# A view's differing files parse in the daemon when there are at most this many (after the shared ones and the
+# docs, which take no parser): starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, and
+# with the pool warm each file's facts cost an encode in a worker and a decode here (~12 % of a flask view's
+# CPU), more than parsing a few dozen files here (the same rule, and the same lack of a per-file time limit, as
+# a small incremental sync).
 VIEW_INLINE_MAX = 64
 
 
 @dataclass
 class ViewReport(SyncReport):
-    """A view's scan: a sync report, plus how many of the differing files took facts another view holds
-    (counted in `parsed`, without a parse)."""
+    """A view's scan: a sync report, plus how many of the differing files took facts another view holds and
+    how many are of a language that is not parsed (both counted in `parsed`, without a parser)."""
 
     shared: int = 0
+    extracted: int = 0  # differing files of a language that is not parsed: facts made in the daemon, no parser
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "shared": self.shared}
+        return {**super().to_dict(), "shared": self.shared, "extracted": self.extracted}
 
 
 class ViewSync:
@@ -69,6 +74,9 @@ class ViewSync:
         self.known: dict[str, tuple[str, int, int]] | None = None  # the view's files: (hash, size, mtimeNs)
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
+        self.tables: dict[str, FileTable] = {}  # the symbol tables of `facts`, made once (`resolve_overlay`)
+        # The (differing, missing) paths the overlay was last resolved for (`touched_by`).
+        self.against: tuple[frozenset[str], frozenset[str]] | None = None
 
     def sync(self, conn: Conn, base: RepoSync, progress: Progress, *, paths: list[str] | None = None) -> ViewReport:
         """Scan the view (all of it, or `paths`) and recompute the overlay against the baseline."""
@@ -125,6 +133,11 @@ class ViewSync:
             if held is not None:
                 report.shared += 1
                 yield ParseOutcome(task.path, "parsed", facts=held, hash=digest or "")
+            elif data is not None and parsed_language(task.path) is None:
+                # A file recorded but not parsed (docs, data: most of what differs between branches): its
+                # facts are its hash, role and line count, made here from the bytes just read.
+                report.extracted += 1
+                yield ParseOutcome(task.path, "parsed", facts=extract(task.path, data), hash=digest or "")
             else:
                 rest.append(task)
         t1 = time.perf_counter()
@@ -133,7 +146,7 @@ class ViewSync:
         report.seconds["parse"] = time.perf_counter() - t1
 
     def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
-        if tasks and len(tasks) <= VIEW_INLINE_MAX and self.pool().alive == 0:
+        if tasks and len(tasks) <= VIEW_INLINE_MAX:
             progress({"phase": "parse", "done": 0, "total": len(tasks), "message": "parsing in the daemon"})
             yield from inline(self.root, tasks, MAX_FILE_BYTES)
         else:
@@ -175,23 +188,56 @@ class ViewSync:
                 if outcome.facts is not None:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)
-        self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing)
+        self.against = None
+        self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing, self.tables)
+        self.against = (frozenset(differ), frozenset(missing))
         return self.files
+
+    def touched_by(self, base: RepoSync, batch: CommittedBatch) -> bool:
+        """Whether a baseline batch can move this view. It cannot when every path whose rows the batch rewrote
+        is one the overlay holds (so the view shows the overlay's rows, not the batch's) and the files the
+        batch changed or deleted stay the view's own (still differing, or still missing, in the view): then
+        the table the overlay was resolved against is, for the view, what it was, and so is every answer."""
+        if batch.mode == "cold" or self.against is None:
+            return True
+        if not batch.paths <= set(self.files):
+            return True
+        differ, missing = self.differing(base)
+        return bool(differ - set(self.facts)) or (frozenset(differ), frozenset(missing)) != self.against
 
 
 def resolve_overlay(
-    index: RepoIndex, base_facts: dict[str, FileFacts], overlay: dict[str, FileFacts], missing: set[str]
+    index: RepoIndex,
+    base_facts: dict[str, FileFacts],
+    overlay: dict[str, FileFacts],
+    missing: set[str],
+    tables: dict[str, FileTable] | None = None,
 ) -> dict[str, FileData | None]:
     """The overlay's files resolved against the baseline's symbol table: the view's facts put in (and the
     baseline files the view lacks taken out), every file whose edges that can move resolved, then the
-    baseline's facts put back, so the table is the baseline's again whatever happens."""
+    baseline's tables put back, so the table is the baseline's again whatever happens. `tables`: the view's
+    tables of its facts from the last time (kept and updated): a table put in again, the view's or the
+    baseline's, costs no recomputation of what its facts provide and refer to."""
+    tables = {} if tables is None else tables
+    for path in set(tables) - set(overlay):
+        del tables[path]
+    saved: dict[str, FileTable] = {}
     names: set[str] = set()
     config_changed = False
     try:
         for path, facts in overlay.items():
-            names |= index.set_file(facts)
+            table = tables.get(path)
+            if table is None or table.facts is not facts:
+                table = tables[path] = RepoIndex.keep_derived(FileTable(facts))
+            old = index.table(path)
+            if old is not None:
+                saved[path] = RepoIndex.keep_derived(old)
+            names |= index.set_file(facts, table)
             config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
         for path in missing:
+            old = index.table(path)
+            if old is not None:
+                saved[path] = RepoIndex.keep_derived(old)
             names |= index.remove_file(path)
             config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
         live = (set(base_facts) | set(overlay)) - missing
@@ -205,11 +251,10 @@ def resolve_overlay(
             files[path] = None
         return files
     finally:
-        for path in overlay:
-            if path in base_facts:
-                index.set_file(base_facts[path])
-            else:
+        for path in (*overlay, *missing):
+            own = base_facts.get(path)
+            if own is not None:
+                kept = saved.get(path)
+                index.set_file(own, kept if kept is not None and kept.facts is own else None)
+            elif path in overlay:
                 index.remove_file(path)
-        for path in missing:
-            if path in base_facts:
-                index.set_file(base_facts[path])

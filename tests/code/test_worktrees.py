@@ -7,6 +7,7 @@ import getpass
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -432,3 +433,170 @@ def test_a_fact_about_a_symbol_only_one_worktree_has_says_so(daemon: DaemonProce
     c.request("sync", {"repo": str(wt), "user": USER}, timeout=120)
     fact = _recalled(c, main, "entry point")
     assert fact["status"] == "orphaned" and "viewOnly" not in fact, fact
+
+
+# -- what a view's scan and a baseline batch cost ---------------------------------------------------------------
+
+
+def test_a_baseline_batch_rebases_only_the_views_it_can_move(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", {**APP, **EXTRA})))
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "own-util", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "same", str(wt2))
+    wt1, wt2 = Path(os.path.realpath(wt1)), Path(os.path.realpath(wt2))
+    util = APP["pkg/util.py"]
+    (wt1 / "pkg" / "util.py").write_text(util + "\n\ndef on_task():\n    return 2\n")
+    git(wt1, "commit", "-qam", "on_task")
+    c = daemon.client()
+    _index_all(c, main, wt1, wt2)
+    # main's util.py gains a function nobody calls: wt1 has its own util.py (the batch's only path), so its
+    # overlay stays; wt2 had main's old util.py, which is now a file that differs there.
+    (main / "pkg" / "util.py").write_text(util + "\n\ndef from_main():\n    return 3\n")
+    r = c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert r["viewsRebased"] == [str(wt2)], r
+    assert _names(c, main, "from_main") == {"from_main"}
+    for root in (wt1, wt2):
+        assert _names(c, root, "from_main") == set()
+        assert _callers(c, root, "helper") == {"main", "other", "extra"}
+    assert _names(c, wt1, "on_task") == {"on_task"} and _names(c, wt2, "on_task") == set()
+    # A file wt1 holds main's version of: both views move, and both keep the version they have.
+    app = APP["pkg/app.py"].replace("import helper", "import from_main, helper")
+    (main / "pkg" / "app.py").write_text(app + "\n\ndef app_main_only():\n    return from_main()\n")
+    r = c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert sorted(r["viewsRebased"]) == sorted([str(wt1), str(wt2)]), r
+    assert _callers(c, main, "from_main") == {"app_main_only"}
+    for root in (wt1, wt2):
+        assert _names(c, root, "app_main_only") == set() and _callers(c, root, "main") == {"other"}
+    # util.py is now both views' own: a change inside it that moves no other file's edges moves no view.
+    (main / "pkg" / "util.py").write_text(util.replace("x + 1", "x + 10") + "\n\ndef from_main():\n    return 3\n")
+    r = c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert r["viewsRebased"] == [], r
+    # main renames helper: extra.py, which neither view holds, now resolves differently in main; both move,
+    # and in both extra.py still calls the view's helper.
+    (main / "pkg" / "util.py").write_text(util.replace("helper", "helper2") + "\n\ndef from_main():\n    return 3\n")
+    r = c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    assert sorted(r["viewsRebased"]) == sorted([str(wt1), str(wt2)]), r
+    assert _names(c, main, "helper") == set()
+    for root in (wt1, wt2):
+        assert _callers(c, root, "helper") == {"main", "other", "extra"}
+    assert _names(c, wt1, "on_task") == {"on_task"}
+
+
+def test_a_views_docs_and_data_files_take_no_parser(daemon: DaemonProcess, tmp_path: Path) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", {**APP, "README.md": "# app\n", "conf.yaml": "a: 1\n"})))
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "docs", str(wt))
+    wt = Path(os.path.realpath(wt))
+    (wt / "README.md").write_text("# app\n\nmore words\nand more\n")
+    (wt / "conf.yaml").write_text("a: 2\nb: 3\n")
+    (wt / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef doc_helper():\n    return 0\n")
+    c = daemon.client()
+    _index_all(c, main)
+    r = c.request("index", {"repo": str(wt), "user": USER}, timeout=120)
+    assert r["parsed"] == 3 and r["extracted"] == 2, r  # README.md and conf.yaml: hash, role, lines, no parser
+    assert r["overlay"]["files"] == ["README.md", "conf.yaml", "pkg/util.py"]
+    shown = c.request("show", {"repo": str(wt), "user": USER, "path": "README.md"})
+    assert shown["node"]["lineCount"] == 4
+    assert c.request("show", {"repo": str(main), "user": USER, "path": "README.md"})["node"]["lineCount"] == 1
+    assert _names(c, wt, "doc_helper") == {"doc_helper"} and _names(c, main, "doc_helper") == set()
+
+
+def test_views_built_over_an_edited_baseline_leave_it_and_each_other_alone(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", {**APP, **EXTRA})))
+    wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+    git(main, "worktree", "add", "-q", "-b", "own-util", str(wt1))
+    git(main, "worktree", "add", "-q", "-b", "same", str(wt2))
+    (wt1 / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef on_task():\n    return 2\n")
+    c = daemon.client()
+    _index_all(c, main, wt1, wt2)
+    # After a baseline batch the baseline's tables hold lists of their own; each view's overlay of util.py
+    # works on copies of them, so neither the baseline nor the next view sees a symbol twice.
+    (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef from_main():\n    return 3\n")
+    c.request("sync", {"repo": str(main), "user": USER}, timeout=120)
+    for root in (main, wt1, wt2, main, wt2, wt1):
+        hits = c.request("locate", {"repo": str(root), "user": USER, "query": "helper"})["results"]
+        assert [h["name"] for h in hits if h["name"] == "helper"] == ["helper"], (root, hits)
+    assert _names(c, wt1, "on_task") == {"on_task"} and _names(c, wt2, "on_task") == set()
+    assert _names(c, main, "from_main") == {"from_main"} and _names(c, wt2, "from_main") == set()
+
+
+def test_a_pool_run_of_files_no_grammar_parses_builds_no_parser_in_the_daemon() -> None:
+    """The first worktree registered after an index paid ~2 CPU-s here: its pool run met `ini` and `text`
+    files for the first time, and the in-process warm-up, given no parsed language, built every language."""
+    from nexusd.parse import extract
+    from nexusd.sync import parsepool
+
+    parsepool._warmed.difference_update({"ini", "text"})
+    before = set(threading.enumerate())
+    built = extract._query.cache_info().currsize
+    parsepool._warm_inline({"ini", "text", ""})
+    started = [t for t in threading.enumerate() if t not in before and t.name == "parse-warm"]
+    for t in started:
+        t.join(60)
+    assert started == [] and extract._query.cache_info().currsize == built
+    assert {"ini", "text"} <= parsepool._warmed  # (and not looked at again)
+
+
+def _index_state(index: Any) -> dict[str, Any]:
+    return {
+        "facts": {p: id(t.facts) for p, t in index.tables.items()},
+        "definers": {n: {p: len(v) for p, v in d.items()} for n, d in index.definers.items() if d},
+        "referencers": {n: set(v) for n, v in index.referencers.items() if v},
+        "type_users": {n: dict(v) for n, v in index.type_users.items() if v},
+        "paths": set(index.paths),
+    }
+
+
+def test_an_overlay_put_in_and_taken_out_again_leaves_the_baseline_table_as_it_was(tmp_path: Path) -> None:
+    """The tables a view puts in (its own, then the baseline's back) are made once and kept with what they
+    provide and refer to; the baseline's table after each re-base is the one a fresh index of it builds."""
+    from nexusd.resolve.base import RepoIndex
+    from nexusd.store import Store
+    from nexusd.sync.indexer import RepoSync
+    from nexusd.sync.views import ViewSync
+
+    typed = "from pkg.util import helper\n\n\nclass Box:\n    def get(self):\n        return helper(1)\n\n\ndef make():\n    return Box()\n"
+    main = make_repo(tmp_path / "main", {**APP, **EXTRA, "pkg/box.py": typed})
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+    (wt / "pkg" / "util.py").write_text("def helper(x):\n    return x\n\n\ndef more():\n    return helper(0)\n")
+    (wt / "pkg" / "box.py").write_text(typed.replace("return Box()", "return Box().get()"))
+    (wt / "pkg" / "extra.py").unlink()
+    store = Store(tmp_path / "g.kuzu")
+    store.ensure_schema()
+    conn = store.connect()
+    try:
+        conn.execute("CREATE (:Repository {id: 'r', root: $root, name: 'm'})", {"root": str(main)})
+        base = RepoSync("r", str(main), tmp_path / "cache", lambda: pytest.fail("no pool for a small repository"))
+        base.sync(conn, lambda _: None)
+        assert base.index is not None
+        before = _index_state(base.index)
+        vs = ViewSync("r", str(wt), tmp_path / "cache", lambda: pytest.fail("no pool for a few files"))
+        first = vs.sync(conn, base, lambda _: None)
+        assert first.changed_paths == ["pkg/box.py", "pkg/util.py"] and first.deleted_paths == ["pkg/extra.py"]
+        assert set(vs.tables) == {"pkg/box.py", "pkg/util.py"}
+        fresh = RepoIndex("r", main)
+        for facts in base.facts.values():
+            fresh.set_file(facts)
+        for _ in range(3):
+            assert _index_state(base.index) == before
+            assert {k: v for k, v in _index_state(fresh).items() if k != "facts"} == {
+                k: v for k, v in before.items() if k != "facts"}  # fmt: skip
+            kept = dict(vs.tables)
+            files = vs.rebase(conn, base, lambda _: None)
+            assert all(vs.tables[p] is kept[p] for p in kept)  # the view's tables are made once
+            assert files.keys() == vs.files.keys() and files["pkg/extra.py"] is None
+            # Each file's resolution in the view is the one an index of the worktree alone gives.
+            whole = RepoIndex("r", main)
+            for path, facts in {**base.facts, **vs.facts}.items():
+                if path != "pkg/extra.py":
+                    whole.set_file(facts)
+            for path, data in files.items():
+                if data is not None:
+                    assert data[1] == whole.resolve_file(path), path
+            assert files["pkg/util.py"][1].calls and files["pkg/box.py"][1].calls
+    finally:
+        conn.close()
+        store.close()
