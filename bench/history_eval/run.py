@@ -20,8 +20,12 @@ Repositories are cloned once into a cache dir (`--cache`, default ~/.cache/nexus
 `--mirror DIR` (DIR/<owner>+<name>/repo, a bare git dir) when given, else from GitHub, then detached at the
 pinned sha.
 
-Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`).
-Writes bench/results/history_eval.json.
+`questions_heldout.json` is a second, held-out set (commits and doc sections drawn at random by a fixed rule,
+questions and answers written before NEXUS ran on them; no ranking change was tuned on it): `--questions
+questions_heldout.json`.
+
+Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
+Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
 """
 
 from __future__ import annotations
