@@ -20,8 +20,12 @@ Repositories are cloned once into a cache dir (`--cache`, default ~/.cache/nexus
 `--mirror DIR` (DIR/<owner>+<name>/repo, a bare git dir) when given, else from GitHub, then detached at the
 pinned sha.
 
-Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`).
-Writes bench/results/history_eval.json.
+`questions_heldout.json` is a second, held-out set (commits and doc sections drawn at random by a fixed rule,
+questions and answers written before NEXUS ran on them; no ranking change was tuned on it): `--questions
+questions_heldout.json`.
+
+Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
+Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
 """
 
 from __future__ import annotations
@@ -221,8 +225,10 @@ def main() -> None:
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/nexus-bench/history_eval"))
     parser.add_argument("--out", default="history_eval")
     parser.add_argument("--home", default="", help="keep and reuse the ingested daemon homes under this dir")
+    parser.add_argument("--questions", default="questions.json",
+                        help="the question set under bench/history_eval/ (questions_heldout.json: the held-out set)")
     opts = parser.parse_args()
-    spec = json.loads((HERE / "questions.json").read_text())
+    spec = json.loads((HERE / opts.questions).read_text())
     names = [n for n in spec["repositories"] if not opts.only or n in opts.only.split(",")]
     mirror = Path(opts.mirror) if opts.mirror else None
     roots = {n: checkout(n, spec["repositories"][n], Path(opts.cache), mirror) for n in names}
@@ -232,6 +238,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "repositories": {n: spec["repositories"][n] for n in names},
         "questions": len(questions),
+        "questionSet": opts.questions,
     }
     for row in opts.rows.split(","):
         result[row] = run_row(row, spec["repositories"], roots, questions, opts.home)

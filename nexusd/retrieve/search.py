@@ -5,12 +5,14 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 changes, doc sections, shell commands, transcript turns (POOL each), plus memory (facts,
                 procedures, handoffs) from the memory tables' indexes.
     folding     a change is evidence for its commit, never a result of its own: a commit's pool score is
-                1/(K + rank of its message) + CHANGE_WEIGHT/(K + rank of its best change), and its result
+                1/(K + rank of its message) + CHANGE_WEIGHT * w/(K + rank of its best change), and its result
                 shows the message with that change's best-matching lines. A changelog bullet that cites an
                 issue / PR number the commit's message cites (retrieve/index.py `links`) is a second account
                 of the commit in the user's words: + NOTE_WEIGHT/(K + the bullet's rank among such bullets),
                 its matched terms count towards the commit's coverage, and the commit shows its best lines
-                (the bullet stays a doc result of its own too). Changes to test files (x0.5), lock
+                (the bullet stays a doc result of its own too). w (diff_weight) is 1 for the latest
+                NEXUS_HISTORY_PATCHES commits with diffs and falls towards 0.5 further back; the diff's terms
+                count towards the commit's coverage at that weight too. Changes to test files (x0.5), lock
                 files (x0.3) and huge patches (down to x0.5) count for less inside the change pool.
     fusion      every pool is one ranked list; a result's relevance is 1/(K + its rank in its pool) times
                 coverage^2, where coverage is the idf share of the query's terms the result holds (message
@@ -69,6 +71,7 @@ _TOC = re.compile(r"^\W*(table of )?contents\W*$|^toc$", re.IGNORECASE)
 FEEDBACK_DOCS = 3  # pseudo-relevance feedback (NEXUS_QUERY_EXPAND): the first pass's best commits and docs
 EXPAND_TERMS = 4  # terms added from them
 EXPAND_WEIGHT = 0.3  # what an added term weighs beside one of the query's own
+DIFF_FLOOR = 0.5  # an old diff's weight as evidence (diff_weight) is bounded below, like every prior
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 
 
@@ -158,11 +161,58 @@ def _commit_prior(st: RepoState, doc: Doc) -> float:
     return prior * RELEASE_PRIOR if is_release(doc.shown) else prior
 
 
+_DIFF_ORDER: dict[int, tuple[tuple[int, int, float, int], dict[str, int]]] = {}
+
+
+def diff_order(st: RepoState) -> dict[str, int]:
+    """Each commit with a stored diff -> its place among them, newest first (0 = the newest), cached per index
+    state. Commits without a diff (merges, history beyond the patch window) have no place."""
+    changes = st.shards.get("change")
+    msgs = st.shards.get("commit")
+    if changes is None or msgs is None:
+        return {}
+    window = _patch_window()
+    stamp = (len(changes.docs), len(msgs.docs), st.newest, window)
+    got = _DIFF_ORDER.get(id(st))
+    if got is not None and got[0] == stamp:
+        return got[1]
+    times: dict[str, float] = {}
+    for doc in changes.docs.values():
+        if doc.parent not in times:
+            cid = st.commit_of.get(doc.parent)
+            commit = msgs.docs.get(cid) if cid else None
+            times[doc.parent] = commit.at if commit is not None else doc.at
+    order = {parent: i for i, parent in enumerate(sorted(times, key=lambda p: (-times[p], p)))}
+    if len(_DIFF_ORDER) > 64:
+        _DIFF_ORDER.clear()
+    _DIFF_ORDER[id(st)] = (stamp, order)
+    return order
+
+
+def _patch_window() -> int:
+    from nexusd.history import ingest
+
+    return max(1, ingest.patch_limit())
+
+
+def diff_weight(place: int | None, window: int) -> float:
+    """How much a commit's diff speaks for it, in [DIFF_FLOOR, 1]: 1 inside the patch window (the latest
+    `window` commits with diffs, NEXUS_HISTORY_PATCHES), then the part above the floor halves every `window`
+    commits further back. The message keeps its full weight. Without this, ingesting the whole history let
+    every old commit's diff compete at full weight with the recent ones the default window describes, and
+    answers got worse as history grew (ARCHITECTURE.md, "Diff weight")."""
+    if place is None or place < window:
+        return 1.0
+    return DIFF_FLOOR + (1.0 - DIFF_FLOOR) * 0.5 ** ((place - window) / window)
+
+
 def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets: dict[str, str]) -> list[Hit]:
     msgs = st.shards.get("commit")
     changes = st.shards.get("change")
     if msgs is None:
         return []
+    order = diff_order(st)
+    patch_window = _patch_window()
     entries: dict[str, dict[str, Any]] = {}
     idf = _idf(msgs, q)
     for rank, (doc, _score) in enumerate(msgs.search(q, POOL, qweights=_qw(q)), 1):
@@ -179,7 +229,8 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
                 break
             entry = entries.setdefault(doc.parent, {"score": 0.0})
             entry["change"] = doc
-            entry["score"] += CHANGE_WEIGHT / (K + rank)
+            entry["diffWeight"] = weight = diff_weight(order.get(doc.parent), patch_window)
+            entry["score"] += CHANGE_WEIGHT * weight / (K + rank)
     docs = st.shards.get("doc")
     if docs is not None and st.section_refs:
         linked: set[str] = set()
@@ -206,13 +257,15 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
         if msg is None:
             continue  # a change whose commit is not stored (cannot happen through ingest)
         matched = _matched(msg, q)
-        change: Doc | None = entry.get("change")
-        if change is not None and not is_changelog(str(_meta(change).get("path") or "")):
-            matched |= _matched(change, q)  # a changelog's diff repeats its bullets, which are docs of their own
         note: tuple[Doc, str] | None = entry.get("note")
         if note is not None:  # the bullet's own lines, not the rest of its section
             matched |= set(q).intersection(terms(note[1]))
         cov = _coverage(idf, matched)
+        change: Doc | None = entry.get("change")
+        if change is not None and not is_changelog(str(_meta(change).get("path") or "")):
+            # a changelog's diff repeats its bullets, which are docs of their own; a diff's own terms count at
+            # the diff's weight (diff_weight)
+            cov += entry.get("diffWeight", 1.0) * _coverage(idf, _matched(change, q) - matched)
         meta = _meta(msg)
         text = _clip(msg.shown, COMMIT_MESSAGE_CHARS)
         data: dict[str, Any] = {**meta}
