@@ -463,11 +463,25 @@ def chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
 # Above this many rows to create or change, per-row statements cost more than a COPY (and its checkpoint).
 DIFF_MAX_ROWS = 1_500
 
-_SET_SYMBOL = (
-    "MATCH (s:Symbol {id: $c0}) SET s.key = $c3, s.name = $c4, s.qualifiedName = $c5, s.kind = $c6, "
-    "s.signature = $c7, s.startLine = $c8, s.endLine = $c9, s.doc = $c10, s.searchText = $c11, "
-    "s.contentHash = $c12, s.exported = $c13, s.unresolved = $c14, s.unresolvedCount = $c15"
-)
+_SYMBOL_UPDATABLE = tuple(range(3, len(SYMBOL_COLS)))  # every column but id, repoId, path
+_FILE_UPDATABLE = (3, 4, 5, 6, 7, 8, 9)  # every column but id, repoId, path
+
+
+def _changed(old: tuple[Any, ...] | None, new: tuple[Any, ...], columns: tuple[int, ...]) -> tuple[int, ...]:
+    """The columns of `new` that differ from `old` (all of them when there is no old row)."""
+    if old is None:
+        return columns
+    return tuple(i for i in columns if old[i] != new[i])
+
+
+def _set_statement(label: str, names: Sequence[str], columns: tuple[int, ...]) -> str:
+    """`SET` of these columns only. Kuzu 0.11.3 rewrites a string column's whole node-group chunk, appending
+    every row's value again, at the checkpoint after any SET of it, even to the same value (ARCHITECTURE.md,
+    "Database growth and compaction"); integer columns are updated in place. So an edit that only moves
+    lines sets only integers, and the statement never names a column whose value did not change."""
+    var = label[0].lower()
+    sets = ", ".join(f"{var}.{names[i]} = $c{i}" for i in columns)
+    return f"MATCH ({var}:{label} {{id: $c0}}) SET {sets}"
 _SYMBOL_PROPS = ", ".join(f"{col}: r.c{i}" for i, col in enumerate(SYMBOL_COLS))
 _FILE_PROPS = ", ".join(f"{col}: $c{i}" for i, col in enumerate(FILE_COLS))
 
@@ -478,6 +492,7 @@ class Diff:
 
     create_files: list[tuple[Any, ...]] = field(default_factory=list)
     update_files: list[tuple[Any, ...]] = field(default_factory=list)
+    changed_columns: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row id -> columns to set
     delete_files: list[str] = field(default_factory=list)  # file ids
     delete_symbols: list[str] = field(default_factory=list)
     # parent id -> (parent label, [(ordinal, symbol row)]), parents before children
@@ -529,7 +544,14 @@ def compute_diff(
         res = batch.resolutions.get(path)
         if path in batch.changed:
             row = file_row(repo, facts, batch.stats.get(path, FileStat()))
-            (diff.create_files if path in batch.new_paths else diff.update_files).append(row)
+            if path in batch.new_paths:
+                diff.create_files.append(row)
+            else:
+                diff.update_files.append(row)
+                before_facts = old_facts.get(path)
+                old_row = file_row(repo, before_facts, FileStat()) if before_facts is not None else None
+                # size and mtime are integers (set in place): always set, the facts do not know the old ones.
+                diff.changed_columns[row[0]] = tuple(sorted({7, 8, *_changed(old_row, row, (3, 4, 5, 6, 9))}))
         old = _symbol_table(repo, old_facts.get(path), old_res.get(path))
         new = _symbol_table(repo, facts, res)
         gone_symbols |= set(old) - set(new)
@@ -538,7 +560,10 @@ def compute_diff(
         for sid in order:
             label, pid, ordinal = parents[sid]
             diff.create_symbols.setdefault(pid, (label, []))[1].append((ordinal, new[sid]))
-        diff.update_symbols.extend(new[sid] for sid in sorted(set(new) & set(old)) if new[sid] != old[sid])
+        for sid in sorted(set(new) & set(old)):
+            if new[sid] != old[sid]:
+                diff.update_symbols.append(new[sid])
+                diff.changed_columns[sid] = _changed(old[sid], new[sid], _SYMBOL_UPDATABLE)
         # Edges out of this file, old vs new.
         before = old_res.get(path)
         old_imp, old_calls = edge_rows(repo, before) if before is not None else ([], [])
@@ -585,10 +610,9 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 {"repo": repo, **{f"c{i}": v for i, v in enumerate(row)}},
             )
         for row in diff.update_files:
-            conn.execute(
-                "MATCH (f:File {id: $c0}) SET f.hash = $c3, f.language = $c4, f.role = $c5, f.lineCount = $c6, "
-                "f.size = $c7, f.mtimeNs = $c8, f.diagnostics = $c9",
-                {f"c{i}": v for i, v in enumerate(row) if i not in (1, 2)},  # Kuzu refuses unused parameters
+            cols = diff.changed_columns.get(row[0], _FILE_UPDATABLE)
+            conn.execute(  # Kuzu refuses unused parameters: only the id and the columns set
+                _set_statement("File", FILE_COLS, cols), {"c0": row[0], **{f"c{i}": row[i] for i in cols}}
             )
         for path, st in batch.touched.items():
             conn.execute(
@@ -604,7 +628,9 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
             )
             created += len(rows)
         for row in diff.update_symbols:
-            conn.execute(_SET_SYMBOL, {f"c{i}": v for i, v in enumerate(row) if i not in (1, 2)})
+            cols = diff.changed_columns.get(row[0], _SYMBOL_UPDATABLE)
+            if cols:
+                conn.execute(_set_statement("Symbol", SYMBOL_COLS, cols), {"c0": row[0], **{f"c{i}": row[i] for i in cols}})
         for row in diff.create_calls:
             conn.execute(
                 "MATCH (a:Symbol {id: $a}), (b:Symbol {id: $b}) "
