@@ -7,9 +7,8 @@ and INHERITS adjacency both ways, the names behind unresolved calls, and the ide
 `locate.py`.
 
 Lifecycle (see `Snapshots`): after a cold index, its arrays are made straight from the batch's files
-(`compact.build`: the facts and resolutions graphwrite writes, no Kuzu reads, no dict form) on a background thread
-started just before the graph write (`Snapshots.prepare_cold`) and taken at the commit (readers that arrive
-before it is done wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
+(`compact.build`: the facts and resolutions graphwrite wrote, no Kuzu reads, no dict form) on a background
+thread right after the commit (readers that arrive before it is done wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
 reader (one load at a time). Either way kept current by `Snapshots.apply_batch`, a listener on the writer thread,
 which redoes only the files a batch changed, deleted or re-resolved: from the batch's files, or by reading them
 from the graph when the batch does not carry them. The snapshot never sees the sync engine.
@@ -717,22 +716,6 @@ class _Build:
     pending: list[tuple[int, dict[str, FileData | None], dict[str, Any]]]
 
 
-@dataclass
-class _Early:
-    """A cold batch's arrays being made while the graph is written (`Snapshots.prepare_cold`)."""
-
-    files: list[tuple[str, FileData]]
-    done: threading.Event
-    fz: compact.Frozen | None = None
-
-
-def _same_files(a: list[tuple[str, FileData]], b: list[tuple[str, FileData]]) -> bool:
-    """The same paths with the very same facts and resolutions (what the engine committed is what it prepared)."""
-    return len(a) == len(b) and all(
-        pa == pb and da[0] is db[0] and da[1] is db[1] for (pa, da), (pb, db) in zip(a, b, strict=True)
-    )
-
-
 class Snapshots:
     """The daemon's snapshots, one per repository.
 
@@ -754,7 +737,6 @@ class Snapshots:
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
         self._builds: dict[str, _Build] = {}
-        self._early: dict[str, _Early] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
 
     def get(self, conn: Conn, repo: Repo) -> Snapshot:
@@ -863,35 +845,11 @@ class Snapshots:
             timer.cancel()
             self._save(*timer.args)  # type: ignore[attr-defined]
 
-    def prepare_cold(self, repo: Repo, files: list[tuple[str, FileData]]) -> None:
-        """Start making the arrays of a cold batch's `files` (every file it writes) on a background thread, as the
-        writer writes the graph; called on the writer just before the write. Nothing is shown until the commit
-        hands the same files to `build_from`, which then waits for these arrays instead of making its own: so the
-        snapshot is ready about when the index is. A batch that fails leaves them unused."""
-        early = _Early(files, threading.Event())
-        with self._lock:
-            self._early[repo.id] = early
-        threading.Thread(target=self._run_early, args=(repo, early), name=f"snapshot-{repo.name}", daemon=True).start()
-
-    def _run_early(self, repo: Repo, early: _Early) -> None:
-        try:
-            with _gc_paused():
-                early.fz = compact.build(repo.id, early.files)
-        except Exception:
-            log.exception("query snapshot arrays of %s could not be made early; made after the commit", repo.root)
-        finally:
-            early.done.set()
-
     def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
         """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
-        background thread (or taken from `prepare_cold`'s, when it had the same files); called on the writer
-        right after the batch that wrote them committed."""
+        background thread; called on the writer right after the batch that wrote them committed."""
         build = _Build(Snapshot(repo.id), threading.Event(), [])
         build.snap.stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
-        with self._lock:
-            early = self._early.pop(repo.id, None)
-        if early is not None and not _same_files(early.files, files):
-            early = None
         with self._lock:
             old = self._builds.get(repo.id)
             self._builds[repo.id] = build
@@ -900,30 +858,21 @@ class Snapshots:
         if old is not None:
             old.done.set()  # superseded: its thread sees that and stops; its waiters move to this build
         threading.Thread(
-            target=self._run_build, args=(repo, build, files, version, early), name=f"snapshot-{repo.name}",
-            daemon=True,
+            target=self._run_build, args=(repo, build, files, version), name=f"snapshot-{repo.name}", daemon=True
         ).start()
 
-    def _run_build(
-        self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int, early: _Early | None
-    ) -> None:
+    def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
         t0 = time.perf_counter()
         try:
-            fz = None
-            if early is not None:
-                early.done.wait()
-                fz, early.fz, early.files = early.fz, None, []
-            source = "early" if fz is not None else "engine"
-            if fz is None:
-                with _gc_paused():
-                    fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
+            with _gc_paused():
+                fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
             build.snap.adopt(fz, version)
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
                         return  # superseded or abandoned
                     if not build.pending:
-                        self._loaded(repo, build.snap, source, t0)  # (recorded before a reader can see it)
+                        self._loaded(repo, build.snap, "engine", t0)  # (recorded before a reader can see it)
                         self._snaps[repo.id] = build.snap
                         self._stale.discard(repo.id)
                         del self._builds[repo.id]
@@ -993,9 +942,6 @@ class Snapshots:
         """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
         from the batch's files in the background (no Kuzu reads, the writer goes on), or drop it if the batch
         does not carry them; after an incremental one, redo the files it rewrote."""
-        if batch.mode != "cold" or batch.files is None:
-            with self._lock:
-                self._early.pop(repo.id, None)  # (arrays made early for a batch that did not commit)
         if batch.mode == "cold":
             if batch.files is not None:
                 self.build_from(repo, [(p, d) for p, d in batch.files.items() if d is not None], batch.version)
@@ -1012,7 +958,6 @@ class Snapshots:
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)
-            self._early.pop(repo_id, None)
         if build is not None:
             build.done.set()
         if timer is not None:

@@ -271,9 +271,6 @@ class RepoSync:
         self._pool = pool
         self.index: RepoIndex | None = None
         self.facts: dict[str, FileFacts] = {}
-        # Called on the writer with every file of a cold batch (facts and resolution) just before it is written: a
-        # listener may start on them what the commit then hands it (the query snapshot's arrays).
-        self.before_cold_write: Callable[[list[tuple[str, FileData]]], None] | None = None
         # The resolution last written per file: with the facts, what the graph holds, so edits write diffs.
         self.resolutions: dict[str, FileResolution] = {}
         # path -> (hash, size, mtimeNs) as the graph holds it; None until first read (and after a failure).
@@ -374,8 +371,6 @@ class RepoSync:
         report.seconds["resolve"] = time.perf_counter() - t2
 
         between()
-        if cold and self.before_cold_write is not None:
-            self.before_cold_write([(p, (plan.batch.facts[p], r)) for p, r in sorted(plan.batch.resolutions.items())])
         t3 = time.perf_counter()
         progress({"phase": "write", "message": f"writing {len(changes.changed)} files"})
         report.written = self.write(conn, plan, index, cold)

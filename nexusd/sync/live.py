@@ -62,7 +62,6 @@ class LiveSync:
         self.pool = ParsePool()  # its processes start when a sync first needs them
         self.engines: dict[str, RepoSync] = {}
         self.listeners: list[Listener] = []
-        self.before_cold_write: list[Callable[[Repo, list[tuple[str, FileData]]], None]] = []
         self.views: dict[str, ViewSync] = {}  # by view_key: the overlays of the repositories' other worktrees
         self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
@@ -73,15 +72,7 @@ class LiveSync:
         eng = self.engines.get(repo.id)
         if eng is None:
             eng = self.engines[repo.id] = RepoSync(repo.id, repo.root, self.cache_dir, lambda: self.pool)
-            eng.before_cold_write = functools.partial(self._before_cold_write, repo)
         return eng
-
-    def _before_cold_write(self, repo: Repo, files: list[tuple[str, FileData]]) -> None:
-        for hook in self.before_cold_write:
-            try:
-                hook(repo, files)
-            except Exception:  # never fails the sync
-                log.exception("before-write hook failed")
 
     def skipped(self, repo: Repo) -> dict[str, Any]:
         """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""

@@ -177,33 +177,3 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
         assert any(s.name == "late" for s in snap.by_id.values())
     finally:
         h.close()
-
-
-def test_arrays_made_during_the_write_are_taken_only_for_the_files_committed(tmp_path: Path) -> None:
-    h = Harness(tmp_path)
-    try:
-        report = h.sync()
-
-        class R:
-            id = REPO
-            root = str(h.root)
-            name = "repo"
-            graph_version = h.version
-            indexed_at = None
-
-        repo: Any = R()
-        files = [(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None]
-        snaps = Snapshots()
-        snaps.prepare_cold(repo, list(files))  # (as the writer does before the write)
-        snaps.build_from(repo, files, h.version)  # the commit: the same files
-        snap = snaps.get(h.conn, repo)
-        assert snaps.loads[REPO]["source"] == "early" and snap.frozen is not None
-        assert dump(snap) == dump(h.loaded())
-        # Prepared for other files (a batch that failed, then another one): not taken, made again.
-        other = Snapshots()
-        other.prepare_cold(repo, files[:-1])
-        other.build_from(repo, files, h.version)
-        assert dump(other.get(h.conn, repo)) == dump(h.loaded())
-        assert other.loads[REPO]["source"] == "engine"
-    finally:
-        h.close()
