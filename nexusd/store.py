@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from . import config, schema
 
 if TYPE_CHECKING:
+    import subprocess
+
     import kuzu
 
 log = logging.getLogger(__name__)
@@ -414,8 +416,6 @@ class Store:
         """Build a new database's schema at a temporary path, in a child process, fold it into the file and
         rename it into place. In a child because creating the full-text indexes peaks ~195 MB of memory that
         this process would keep after the close (reopening costs ~160 MB)."""
-        import subprocess
-        import sys
 
         tmp = self.path.with_name(self.path.name + ".creating")
         for suffix in ("", ".wal", ".shadow"):  # what a kill during an earlier creation left
@@ -423,27 +423,16 @@ class Store:
         log.info("creating the database %s", self.path)
         # The child dies with this process (PR_SET_PDEATHSIG), so a kill -9 of the daemon leaves no creator
         # running on the temporary path that the next start clears and builds again.
-        code = (
-            "import ctypes, os, signal, sys\n"
-            "try:\n"
-            "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
-            "except (OSError, AttributeError):\n"
-            "    pass\n"
-            "if os.getppid() != int(sys.argv[3]):\n"
-            "    sys.exit(1)\n"
+        proc = _run_child(
             "from pathlib import Path\n"
             "from nexusd.store import Store\n"
             "s = Store(Path(sys.argv[1]), buffer_pool_mb=int(sys.argv[2]))\n"
             "s.ensure_schema()\n"
             "s._admin.execute('CHECKPOINT')\n"
-            "s.close()\n"
+            "s.close()\n",
+            [str(tmp), str(min(self._buffer_pool_mb, 64))],
+            timeout=300,
         )
-        here = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
-        proc = subprocess.run(
-            [sys.executable, "-c", code, str(tmp), str(min(self._buffer_pool_mb, 64)), str(os.getpid())],
-            capture_output=True, text=True, timeout=300, env=env,
-        )  # fmt: skip
         if proc.returncode != 0 or os.path.exists(str(tmp) + ".wal"):
             detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
             raise StoreError(f"could not create the database at {tmp}: {detail[0]}")
@@ -650,7 +639,6 @@ class Store:
         import json
         import shutil
         import subprocess
-        import sys
         import time
 
         t0 = time.monotonic()
@@ -668,23 +656,12 @@ class Store:
                 conn.execute("CHECKPOINT")
             counts = table_counts(conn)
             conn.execute(f"EXPORT DATABASE '{work}' (format='parquet')")
-            here = str(Path(__file__).resolve().parent.parent)
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
-            code = (
-                "import ctypes, os, signal, sys\n"
-                "try:\n"
-                "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
-                "except (OSError, AttributeError):\n"
-                "    pass\n"
-                "if os.getppid() != int(sys.argv[4]):\n"
-                "    sys.exit(1)\n"
+            proc = _run_child(
                 "from nexusd.store import build_from_export\n"
-                "build_from_export(sys.argv[1], sys.argv[2], int(sys.argv[3]))\n"
+                "build_from_export(sys.argv[1], sys.argv[2], int(sys.argv[3]))\n",
+                [str(work), str(new), str(min(self._buffer_pool_mb, 64))],
+                timeout=COMPACT_TIMEOUT_S,
             )
-            proc = subprocess.run(
-                [sys.executable, "-c", code, str(work), str(new), str(min(self._buffer_pool_mb, 64)), str(os.getpid())],
-                capture_output=True, text=True, timeout=COMPACT_TIMEOUT_S, env=env,
-            )  # fmt: skip
             if proc.returncode != 0 or os.path.exists(str(new) + ".wal"):
                 detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
                 raise StoreError(f"rebuilding the database failed: {detail[0]}")
@@ -886,3 +863,28 @@ def probe(path: Path) -> tuple[bool, str]:
         return True, ""
     detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
     return False, detail[0]
+
+
+_CHILD_PRELUDE = (
+    "import ctypes, os, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[-1]):\n"
+    "    sys.exit(1)\n"
+)
+
+
+def _run_child(body: str, args: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run `body` in a Python child that dies with this process (PR_SET_PDEATHSIG) and exits at once if its parent
+    is already gone, with this package importable; the parent's pid is the child's last argument."""
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-c", _CHILD_PRELUDE + body, *args, str(os.getpid())],
+        capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip

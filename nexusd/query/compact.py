@@ -402,8 +402,9 @@ class Over(MutableMapping[Any, Any]):
             raise KeyError(key)
         value = self.base[key]
         if self.writing and isinstance(value, (list, array, Rows)):
-            if isinstance(value, Rows):
-                value = list(value)
+            # A copy, always: the base may hand out its own list (a plain dict's, or a baseline `Over`'s under a
+            # view's `Layer`), and the caller changes what it gets in place.
+            value = array(value.typecode, value) if isinstance(value, array) else list(value)
             top[key] = value
         return value
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import threading
-from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..batch import FileData
 from ..parse.facts import FileFacts, SymbolFact, symbol_id
-from .compact import Names, Over, Rows
+from .compact import Names, Over
 from .snapshot import Snapshot, Snapshots
 
 if TYPE_CHECKING:
@@ -41,20 +40,6 @@ class Layer(Over):
     def __init__(self, base: Mapping[Any, Any]) -> None:
         super().__init__(base)
         self.writing = True
-
-    def __getitem__(self, key: Any) -> Any:
-        top = self.top
-        if key in top:
-            return top[key]
-        if key in self.gone:
-            raise KeyError(key)
-        value = self.base[key]
-        if self.writing and isinstance(value, (list, array, Rows)):
-            # A copy, always: the base's own list (a plain dict's, or what the baseline's batches put in its
-            # `Over`) is the baseline's, and the overlay changes what it gets in place.
-            value = array(value.typecode, value) if isinstance(value, array) else list(value)
-            top[key] = value
-        return value
 
 
 class Slots:
