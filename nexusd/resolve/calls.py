@@ -475,6 +475,10 @@ def _class_member(
             hit = table.children.get(cur.qualified_name, {}).get(name)
             if hit is not None:
                 return cur_path, hit, depth
+            # `set_class = OrderedSet` in the class body: `self.set_class()` calls what the alias names
+            alias = scope_alias(index, rules, table, cur.qualified_name, name)
+            if alias is not None and alias.kind == "symbol" and alias.symbol is not None:
+                return alias.path, alias.symbol, depth
         for base_path, base in _bases(index, rules, table, cur):
             queue.append((base_path, base, depth + 1))
     return None

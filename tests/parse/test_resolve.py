@@ -239,3 +239,28 @@ def test_python_module_level_aliases_name_what_they_alias(tmp_path: Path) -> Non
     }
     assert {"lib.loop", "pick", "fast"} <= set(repo.unresolved("use.py"))
     assert repo.calls("lib/local.py") == {("use", "py:function:lib/_impl.py:define", "import-bound")}
+
+
+def test_python_class_attribute_alias_names_what_it_aliases(tmp_path: Path) -> None:
+    files = {
+        "pkg/sets.py": "class OrderedSet:\n    pass\ndef helper():\n    pass\n",
+        "pkg/schema.py": (
+            "from pkg.sets import OrderedSet, helper\n"
+            "class Base:\n"
+            "    set_class = OrderedSet\n"
+            "    both = OrderedSet\n"
+            "    both = helper\n"  # two bindings that disagree name nothing
+            "class Schema(Base):\n"
+            "    run = helper\n"
+            "    def fields(self):\n"
+            "        self.set_class([1])\n"  # the base's alias
+            "        self.run()\n"
+            "        self.both()\n"
+        ),
+    }
+    repo = Repo(tmp_path, files)
+    assert repo.calls("pkg/schema.py") == {
+        ("Schema.fields", "py:class:pkg/sets.py:OrderedSet", "receiver"),
+        ("Schema.fields", "py:function:pkg/sets.py:helper", "receiver"),
+    }
+    assert "self.both" in repo.unresolved("pkg/schema.py")
