@@ -667,26 +667,18 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
             key_of.append(key)
             by_key[key] = k
             mine.append(k)
-            low, qlow = name.lower(), qname.lower()
-            for index, token in ((name_exact, name), (name_lower, low), (qname_lower, qlow)):
-                arr = index.get(token)
-                if arr is None:
-                    index[token] = array("i", (k,))
-                else:
-                    arr.append(k)
             parts, words = index_tokens(name, qname, path or "", signature, sym.doc[:500] or "")
-            for tok in parts:
-                arr = name_tokens.get(tok)
-                if arr is None:
-                    name_tokens[tok] = array("i", (k,))
-                else:
-                    arr.append(k)
-            for tok in words:
-                arr = text_tokens.get(tok)
-                if arr is None:
-                    text_tokens[tok] = array("i", (k,))
-                else:
-                    arr.append(k)
+            postings_of = (
+                (name_exact, (name,)), (name_lower, (name.lower(),)), (qname_lower, (qname.lower(),)),
+                (name_tokens, parts), (text_tokens, words),
+            )  # fmt: skip
+            for index, tokens in postings_of:
+                for token in tokens:
+                    arr = index.get(token)
+                    if arr is None:
+                        index[token] = array("i", (k,))
+                    else:
+                        arr.append(k)
             if text:
                 for tail, offset in site_tails(text):
                     arr = by_tail.get(tail)
