@@ -87,6 +87,19 @@ def fetch_project(p: dict[str, Any], cache: Path) -> Path:
     return dest
 
 
+def restore_tsconfig(p: dict[str, Any], root: Path) -> None:
+    """An npm tarball leaves out the project's tsconfig; its module mapping (`paths`, `baseUrl`, copied into
+    corpus.json from the repository at the published tag) is restored as `tsconfig.json` at the package root,
+    where both the TypeScript oracle and NEXUS read it, as they would in a checkout of the repository."""
+    options = (p.get("tsconfig") or {}).get("compilerOptions")
+    target = root / "tsconfig.json"
+    if not options:
+        return
+    text = json.dumps({"compilerOptions": options}, indent=2) + "\n"
+    if not target.is_file() or target.read_text() != text:
+        target.write_text(text)
+
+
 def _extract(tar: tarfile.TarFile, dest: Path, members: list[tarfile.TarInfo] | None = None) -> None:
     if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: refuse links and paths out of dest
         tar.extractall(dest, members=members, filter="data")
@@ -116,10 +129,14 @@ def ensure_tools(cache: Path, languages: set[str]) -> dict[str, Path]:
 
 
 def truth_key(p: dict[str, Any]) -> str:
-    """Ground truth is reused while the project version, the oracle script and the oracle's version are unchanged."""
+    """Ground truth is reused while the project version, the oracle script, the oracle's version and (TypeScript)
+    the restored tsconfig are unchanged."""
     script = HERE / ("py_truth.py" if p["language"] == "python" else "ts_truth.js")
     tool = JEDI if p["language"] == "python" else TYPESCRIPT
-    return hashlib.sha256(f"{slug(p)}|{tool}|".encode() + script.read_bytes()).hexdigest()[:16]
+    head = f"{slug(p)}|{tool}|"
+    if p["language"] == "typescript":  # the restored tsconfig (corpus.json) decides module resolution
+        head += json.dumps(p.get("tsconfig"), sort_keys=True) + "|"
+    return hashlib.sha256(head.encode() + script.read_bytes()).hexdigest()[:16]
 
 
 def ground_truth(p: dict[str, Any], root: Path, tools: dict[str, Path], cache: Path, jobs: int, recompute: bool) -> dict[str, Any]:
@@ -577,6 +594,7 @@ def main() -> int:
     for p in corpus:
         t0 = time.monotonic()
         root = fetch_project(p, cache)
+        restore_tsconfig(p, root)
         truth = ground_truth(p, root, tools, cache, opts.jobs, opts.recompute)
         timings[slug(p)] = {"fetch_and_truth_s": round(time.monotonic() - t0, 1), "truth_reused": truth["reused"],
                             "truth_compute_s": truth.get("wall_seconds")}  # fmt: skip

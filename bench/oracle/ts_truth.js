@@ -41,6 +41,15 @@ const options = {
   allowImportingTsExtensions: true,
   resolveJsonModule: false,
 };
+// The project's own module mapping: `paths` and `baseUrl` of tsconfig.json at the root (the bench restores it
+// there from corpus.json when the package leaves it out). Nothing else of it is taken.
+const configPath = path.join(root, "tsconfig.json");
+if (fs.existsSync(configPath)) {
+  const read = ts.readConfigFile(configPath, ts.sys.readFile);
+  if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, "\n"));
+  const parsed = ts.parseJsonConfigFileContent({ compilerOptions: (read.config || {}).compilerOptions || {} }, ts.sys, root);
+  for (const k of ["baseUrl", "paths", "pathsBasePath"]) if (parsed.options[k] !== undefined) options[k] = parsed.options[k];
+}
 const host = ts.createCompilerHost(options, true);
 const program = ts.createProgram(files, options, host);
 const checker = program.getTypeChecker();
