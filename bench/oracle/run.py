@@ -182,6 +182,12 @@ class Oracle:
             if caller != callee and callee in self.defs:
                 self.callers[callee].add(caller)
                 self.sites[callee].add((c["file"], c["line"]))
+        # interface dispatch, apart from the call edges (README.md, "Interface dispatch"): callee -> callers
+        self.dispatch: dict[Def, set[Def]] = defaultdict(set)
+        for c in truth.get("dispatch", ()):
+            caller, callee = tuple(c["caller"]), tuple(c["callee"])
+            if caller != callee and callee in self.defs:
+                self.dispatch[callee].add(caller)  # type: ignore[index, arg-type]
         self.imports: set[tuple[str, str]] = {(i["file"], i["dst"]) for i in truth["imports"]}
         self.files = list(truth["files"])
 
@@ -379,9 +385,12 @@ def score_project(c: Any, p: dict[str, Any], root: Path, oracle: Oracle, per_pro
                 "wrong": sorted(x["key"] for i, x in got.items() if i not in truth_ids),
             }
             if depth == 1:
+                runtime_ids = truth_ids | {mapping[t] for t in oracle.dispatch.get(target, ()) if t in mapping}
                 row["edges"] = [{"caller": x["key"], "resolution": x["resolution"], "confidence": x["confidence"],
-                                 "right": as_caller.get(x["id"], x["id"]) in truth_ids}
+                                 "right": as_caller.get(x["id"], x["id"]) in truth_ids,
+                                 "right_by_dispatch": as_caller.get(x["id"], x["id"]) in runtime_ids}
                                 for x in r["callers"]]  # fmt: skip
+                row["truth_dispatch_callers"] = sorted(map(list, oracle.dispatch.get(target, set()) - truth1))
         rows.append(row)
     imports = score_imports(c, repo, oracle)
     return {
@@ -463,11 +472,18 @@ def summarize(projects: list[dict[str, Any]]) -> dict[str, Any]:
     out["imports"] = {"precision": _ratio(sum(i["right"] for i in im), sum(i["emitted"] for i in im)),
                       "recall": _ratio(sum(i["right"] for i in im), sum(i["true"] for i in im)),
                       "emitted": sum(i["emitted"] for i in im), "true": sum(i["true"] for i in im)}  # fmt: skip
-    prov: dict[str, dict[str, int]] = defaultdict(lambda: {"emitted": 0, "right": 0})
+    prov: dict[str, dict[str, int]] = defaultdict(lambda: {"emitted": 0, "right": 0, "right_by_dispatch": 0})
     for r in rows:
         for e in r.get("edges", ()):
             prov[e["resolution"]]["emitted"] += 1
             prov[e["resolution"]]["right"] += int(e["right"])
+            prov[e["resolution"]]["right_by_dispatch"] += int(e.get("right_by_dispatch", e["right"]))
+    # callers reached only through interface dispatch, by the dispatch truth (README.md, "Interface dispatch")
+    out["dispatch"] = {
+        "truth_callers": sum(len(r.get("truth_dispatch_callers", ())) for r in rows),
+        "emitted": prov["dispatch"]["emitted"] if "dispatch" in prov else 0,
+        "right": prov["dispatch"]["right_by_dispatch"] if "dispatch" in prov else 0,
+    }
     true1 = sum(r["d1"]["true"] for r in rows)
     out["by_provenance"] = {
         k: {**v, "precision": _ratio(v["right"], v["emitted"]), "recall_share": _ratio(v["right"], true1)}
@@ -525,6 +541,10 @@ def table(lang: str, s: dict[str, Any], projects: list[dict[str, Any]]) -> str:
     for k, v in s["by_provenance"].items():
         lines.append(f"| `{k}` edges: precision (right / emitted), share of true callers | "
                      f"{_f(v['precision'])} ({v['right']}/{v['emitted']}), {_f(v['recall_share'])} |")  # fmt: skip
+    dp = s.get("dispatch") or {}
+    if dp.get("emitted") or dp.get("truth_callers"):
+        lines.append(f"| `dispatch` edges right by the dispatch truth (right / emitted); dispatch-only true callers "
+                     f"| {dp['right']}/{dp['emitted']}; {dp['truth_callers']} |")  # fmt: skip
     return "\n".join(lines)
 
 

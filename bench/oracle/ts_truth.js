@@ -206,6 +206,78 @@ function superTarget(nameNode) {
   return key ? [key] : null;
 }
 
+// Interface dispatch, kept apart from the call edges (README.md, "Interface dispatch"): a call the checker binds
+// to a method signature of a project interface reaches, at run time, the method of that name of each project
+// class implementing the interface (named in its `implements`, or its base classes', or extended by an interface
+// so named); the method is the one the class's instance type has (its own or inherited), with a body.
+const implementedBy = new Map(); // interface symbol -> [class symbol]
+function aliased(sym) {
+  if (sym && sym.flags & ts.SymbolFlags.Alias) {
+    try {
+      return checker.getAliasedSymbol(sym);
+    } catch (e) {
+      return null;
+    }
+  }
+  return sym;
+}
+function interfaceClosure(sym, out) {
+  if (!sym || out.has(sym) || !(sym.flags & ts.SymbolFlags.Interface)) return;
+  out.add(sym);
+  for (const d of sym.declarations || []) {
+    if (!ts.isInterfaceDeclaration(d)) continue;
+    for (const h of d.heritageClauses || []) for (const t of h.types) interfaceClosure(aliased(checker.getSymbolAtLocation(t.expression)), out);
+  }
+}
+function implementedInterfaces(classSym, seen) {
+  const out = new Set();
+  if (!classSym || seen.has(classSym)) return out;
+  seen.add(classSym);
+  for (const d of classSym.declarations || []) {
+    if (!isClassLike(d)) continue;
+    for (const h of d.heritageClauses || []) {
+      for (const t of h.types) {
+        const sym = aliased(checker.getSymbolAtLocation(t.expression));
+        if (h.token === ts.SyntaxKind.ImplementsKeyword) interfaceClosure(sym, out);
+        else if (sym && sym.flags & ts.SymbolFlags.Class) for (const i of implementedInterfaces(sym, seen)) out.add(i);
+      }
+    }
+  }
+  return out;
+}
+function collectImplementors(sf) {
+  const visit = (node) => {
+    if (isClassLike(node) && node.name) {
+      const classSym = checker.getSymbolAtLocation(node.name);
+      for (const i of implementedInterfaces(classSym, new Set())) {
+        if (!implementedBy.has(i)) implementedBy.set(i, []);
+        implementedBy.get(i).push(classSym);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+}
+function dispatchTargets(sym) {
+  sym = aliased(sym);
+  if (!sym) return [];
+  const out = [];
+  for (const d of sym.declarations || []) {
+    if (!ts.isMethodSignature(d) || !ts.isInterfaceDeclaration(d.parent) || !inRepo(d.getSourceFile().fileName)) continue;
+    const iface = aliased(checker.getSymbolAtLocation(d.parent.name));
+    const name = sym.escapedName;
+    for (const classSym of implementedBy.get(iface) || []) {
+      const prop = checker.getDeclaredTypeOfSymbol(classSym).getProperty(name);
+      for (const pd of (prop && prop.declarations) || []) {
+        const key = inRepo(pd.getSourceFile().fileName) ? defOfNode.get(pd) : null;
+        if (key) out.push(key);
+      }
+    }
+  }
+  return out;
+}
+const dispatch = [];
+
 // Decorators, parameter defaults of a class member and class heritage run where the class is defined: their
 // calls are credited to the scope enclosing the decorated definition.
 function scan(sf) {
@@ -216,6 +288,14 @@ function scan(sf) {
     const caller = stack.length ? stack[stack.length - 1] : { file: r, line: 0, name: "<module>" };
     const targets = superTarget(nameNode) || calleeDefs(symbolOf(nameNode));
     if (targets === null) {
+      const line = lineOf(sf, nameNode.getStart(sf));
+      const seenTargets = new Set();
+      for (const t of nameNode.kind === ts.SyntaxKind.SuperKeyword ? [] : dispatchTargets(symbolOf(nameNode))) {
+        const k = `${t.file}:${t.line}:${t.name}`;
+        if (seenTargets.has(k)) continue;
+        seenTargets.add(k);
+        dispatch.push({ file: r, caller: [caller.file, caller.line, caller.name], line, name: nameText(nameNode, sf), callee: [t.file, t.line, t.name] });
+      }
       counts.unresolved++;
       return;
     }
@@ -292,6 +372,7 @@ for (const sf of sources) {
   };
   visit(sf);
 }
+for (const sf of sources) collectImplementors(sf);
 for (const sf of sources) {
   scan(sf);
   scanImports(sf);
@@ -304,6 +385,7 @@ const result = {
   files: sources.map((sf) => rel(sf.fileName)).sort(),
   definitions: sortedDefs,
   calls,
+  dispatch,
   imports,
   sites: counts,
   seconds: Math.round((Date.now() - t0) / 100) / 10,

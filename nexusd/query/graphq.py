@@ -10,7 +10,8 @@ from __future__ import annotations
 import heapq
 import json
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -253,6 +254,131 @@ class Reached:
     via: Sym | None  # the next symbol on the path toward the start (None at depth 1: the start itself)
     edge: Edge  # the first hop from this symbol toward the start
     path: list[str]  # ids from this symbol to the start, both included
+    interface: Sym | None = None  # a `dispatch` hop: the interface member the call is bound to
+
+
+# A call bound to an interface member reaches whichever implementation the receiver holds at run time: a
+# possible caller of each implementing class's method, never a bound one (ARCHITECTURE.md, "Interface dispatch").
+DISPATCH = "dispatch"
+DISPATCH_FACTOR = 0.5  # times the confidence of the call's edge to the interface member
+DISPATCH_LANGUAGES = frozenset({"ts", "tsx"})
+
+
+def implemented_members(snap: Snapshot, sym: Sym) -> list[Sym]:
+    """The interface members a class method implements: members of the same name of every interface its class
+    inherits, through `implements`, base classes and interfaces extending interfaces. Empty for anything else."""
+    if sym.kind != "method" or sym.parent is None or sym.key.split(":", 1)[0] not in DISPATCH_LANGUAGES:
+        return []
+    cls = snap.by_id.get(sym.parent)
+    if cls is None or cls.kind != "class":
+        return []
+    out: list[Sym] = []
+    seen = {cls.id}
+    stack = [cls]
+    while stack:
+        for base in heritage(snap, stack.pop()):
+            if base.id in seen:
+                continue
+            seen.add(base.id)
+            stack.append(base)
+            if base.kind == "interface":
+                for child in snap.children.get(base.id, ()):
+                    member = snap.by_id.get(child)
+                    if member is not None and member.kind == "method" and member.name == sym.name:
+                        out.append(member)
+    return sorted(out, key=lambda m: m.key)
+
+
+_HERITAGE: dict[tuple[str, int], dict[str, list[Sym]]] = {}  # (repository, graph version) -> class id -> bases
+_HERITAGE_WORD = re.compile(r"\b(extends|implements)\b")
+_HERITAGE_HOPS = 3  # import hops followed to find a base's definition (a barrel's re-export chain)
+
+
+def heritage_names(signature: str) -> list[str]:
+    """The names a TypeScript class or interface signature extends or implements, in order, type arguments
+    dropped: `class E<T extends X> extends B<T> implements G<T>, ns.H` -> [B, G, ns.H]."""
+    flat: list[str] = []
+    depth = 0
+    for ch in signature:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]" and depth:
+            depth -= 1
+        elif depth == 0:
+            flat.append(ch)
+    parts = _HERITAGE_WORD.split("".join(flat))
+    out: list[str] = []
+    for i in range(1, len(parts) - 1, 2):
+        for item in parts[i + 1].split(","):
+            name = item.strip()
+            if re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", name):
+                out.append(name)
+    return out
+
+
+def heritage(snap: Snapshot, cls: Sym) -> list[Sym]:
+    """The classes and interfaces a TypeScript class or interface names after `extends`/`implements` (read from
+    its signature): each bound to the definition of that name in its own file, else in the nearest file it
+    imports (through up to three re-export hops), else the only one of that name in the repository. A name bound
+    to none of these is left out: unknown stays unknown."""
+    memo = _HERITAGE.setdefault((snap.repo_id, snap.version), {})
+    found = memo.get(cls.id)
+    if found is not None:
+        return found
+    if len(_HERITAGE) > 8:
+        _HERITAGE.clear()
+        memo = _HERITAGE.setdefault((snap.repo_id, snap.version), {})
+    found = []
+    for name in heritage_names(cls.signature):
+        tail = name.rsplit(".", 1)[-1]
+        cands = [
+            s for s in snap.live(snap.name_exact.get(tail, ()))
+            if s.kind in {"class", "interface"} and s.id != cls.id and s.key.split(":", 1)[0] in DISPATCH_LANGUAGES
+        ]  # fmt: skip
+        if not cands:
+            continue
+        by_path: dict[str, list[Sym]] = {}
+        for c in cands:
+            by_path.setdefault(c.path, []).append(c)
+        chosen = by_path.get(cls.path, [])
+        frontier, visited = [cls.path], {cls.path}
+        for _ in range(_HERITAGE_HOPS):
+            if chosen:
+                break
+            nxt = []
+            for path in frontier:
+                for imp in snap.imports_out.get(path, ()):
+                    if imp.other not in visited:
+                        visited.add(imp.other)
+                        nxt.append(imp.other)
+            chosen = [c for path in sorted(nxt) for c in by_path.get(path, [])]
+            frontier = nxt
+        if not chosen and len(cands) == 1:
+            chosen = cands
+        if chosen:  # several of that name in the nearest file: the first by key, so answers are stable
+            found.append(min(chosen, key=lambda c: c.key))
+    memo[cls.id] = found
+    return found
+
+
+def _callers_of(snap: Snapshot, node: Sym, dispatch: bool) -> list[tuple[Edge, Sym | None]]:
+    """A symbol's incoming call edges; with `dispatch`, then those of the interface members it implements,
+    as `dispatch` edges with their confidence scaled down (one per caller: the most confident)."""
+    edges: list[tuple[Edge, Sym | None]] = [(e, None) for e in snap.calls_in.get(node.id, ())]
+    if not dispatch:
+        return edges
+    direct = {e.other for e in snap.calls_in.get(node.id, ())}
+    best: dict[str, tuple[Edge, Sym]] = {}
+    for member in implemented_members(snap, node):
+        for e in snap.calls_in.get(member.id, ()):
+            if e.other in direct or e.other == node.id:
+                continue
+            hop = Edge(e.other, e.confidence * DISPATCH_FACTOR, DISPATCH, e.line)
+            cur = best.get(e.other)
+            if cur is None or hop.confidence > cur[0].confidence:
+                best[e.other] = (hop, member)
+    edges.extend(best[k] for k in sorted(best))
+    return edges
 
 
 def walk_calls(
@@ -268,13 +394,16 @@ def walk_calls(
     """
     adj = snap.calls_in if incoming else snap.calls_out
     best: dict[str, Reached] = {}
+    hops: Callable[[Sym], list[tuple[Edge, Sym | None]]] = (
+        (lambda n: _callers_of(snap, n, True)) if incoming else (lambda n: [(e, None) for e in adj.get(n.id, ())])
+    )
     frontier: list[tuple[Sym, float, list[str]]] = [(start, 1.0, [start.id])]
     seen = {start.id}
     timed_out = False
     for d in range(1, depth + 1):
         layer: dict[str, Reached] = {}
         for node, conf, path in frontier:
-            for edge in adj.get(node.id, ()):
+            for edge, member in hops(node):
                 if edge.confidence < min_confidence:
                     if below is not None:
                         below.add(edge.other)
@@ -289,7 +418,7 @@ def walk_calls(
                 c = conf * edge.confidence
                 cur = layer.get(other.id)
                 if cur is None or c > cur.confidence or (c == cur.confidence and node.key < _key(cur.via, start)):
-                    layer[other.id] = Reached(other, d, c, None if node is start else node, edge, [other.id, *path])
+                    layer[other.id] = Reached(other, d, c, None if node is start else node, edge, [other.id, *path], member)
             if clock.over():
                 timed_out = True
                 break
@@ -314,6 +443,8 @@ def reached_row(snap: Snapshot, r: Reached, start: Sym) -> dict[str, Any]:
     row["via"] = (r.via or start).key
     row["resolution"] = r.edge.resolution
     row["callPath"] = [snap.by_id[i].key for i in r.path]
+    if r.interface is not None:
+        row["interface"] = r.interface.key
     if r.sym is start:
         row["recursive"] = True
     if snap.is_test(r.sym.path):

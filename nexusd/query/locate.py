@@ -9,7 +9,8 @@ found here, in tiers, each result saying which tier matched it:
                normalize_params, NormalizeParams)
     fulltext   every word appears in the qualified name, path, signature or the first words of the doc
 Within a tier the order is fixed: first how closely the name matches the query words (`closeness`: every word
-present, nothing extra, in order), then definitions a module or class offers before ones local to a function
+present, nothing extra, in order), then definitions with a body before interface members (declarations only),
+then definitions a module or class offers before ones local to a function
 body, then the most used first (`usage`: the other files that call it, then its callers, bound edges only:
 among same-named definitions the one the code uses, and uses from elsewhere, is the likeliest one meant), then
 kind (class, function, method, ... module), non-test files first, shorter path, then the semantic key; so the
@@ -73,7 +74,7 @@ def search(snap: Snapshot, query: str, filters: Filters, want: int,
 
     def head(sym: Sym) -> tuple[Any, ...]:
         related = near.relation(sym) if near is not None else _UNRELATED
-        return (*closeness(sym.name, words), *related, _local(snap, sym))
+        return (*closeness(sym.name, words), _declared_only(snap, sym), *related, _local(snap, sym))
 
     for tier, syms in _tiers(snap, q, info):
         kept = [s for s in syms if s.id not in seen and filters.ok(s)]
@@ -107,6 +108,13 @@ def ranked(snap: Snapshot, syms: list[Sym], head: Any, need: int) -> list[Sym]:
 
 
 _SCOPES = frozenset({"function", "method", "property_function", "constant", "variable"})
+
+
+def _declared_only(snap: Snapshot, sym: Sym) -> bool:
+    """A member of an interface is a declaration with no body: an equally close definition with one (the
+    implementation a reader opens) comes first, whatever the asker's context."""
+    parent = snap.by_id.get(sym.parent) if sym.parent else None
+    return parent is not None and parent.kind == "interface"
 
 
 def _local(snap: Snapshot, sym: Sym) -> bool:

@@ -45,6 +45,13 @@
   name: (_) @name
   (extends_type_clause)? @bases) @definition.interface
 
+; interface members that are methods: `greet(who: string): string;`, `wave?(): void;` (kind method, no body).
+; A call through an interface-typed receiver lands on them, as the type checker binds it; impact on a class's
+; method follows `implements` back to them (nexusd/query/graphq.py, dispatch).
+(interface_body
+  (method_signature
+    name: (_) @name) @definition.method)
+
 (type_alias_declaration
   name: (_) @name) @definition.type
 
