@@ -20,9 +20,11 @@ Repositories are cloned once into a cache dir (`--cache`, default ~/.cache/nexus
 `--mirror DIR` (DIR/<owner>+<name>/repo, a bare git dir) when given, else from GitHub, then detached at the
 pinned sha.
 
-`questions_heldout.json` is a second, held-out set (commits and doc sections drawn at random by a fixed rule,
-questions and answers written before NEXUS ran on them; no ranking change was tuned on it): `--questions
-questions_heldout.json`.
+`questions_heldout.json` (36 questions over the same three repositories, drawn at random by a fixed rule) was
+held out once; its failures have since been read and ranking changes measured on it, so it is a tuning set now,
+like questions.json. `questions_heldout2.json` is the held-out set: 60 questions over three other repositories
+(ripgrep, starlette, pluggy), drawn by `draw.py`'s rule, written and committed before NEXUS ingested them:
+`--questions questions_heldout2.json`.
 
 Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
 Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
