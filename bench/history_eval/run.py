@@ -134,7 +134,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_row(
-    row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]], home: str = ""
+    row: str, specs: dict[str, Any], roots: dict[str, Path], questions: list[dict[str, Any]], home: str = "",
+    ingest_only: bool = False,
 ) -> dict[str, Any]:
     import shutil
 
@@ -183,7 +184,7 @@ def run_row(
                             "git": {k: v for k, v in synced.get("git", {}).items() if isinstance(v, (int, str, bool))}}  # fmt: skip
         if marker is not None and roots_to_ingest:
             marker.write_text(json.dumps(ingest))
-        for q in questions:
+        for q in [] if ingest_only else questions:
             t0 = time.perf_counter()
             r = client.request("query", {"repo": str(roots[q["repo"]]), "text": q["q"]})
             latencies.append(time.perf_counter() - t0)
@@ -229,7 +230,11 @@ def main() -> None:
     parser.add_argument("--home", default="", help="keep and reuse the ingested daemon homes under this dir")
     parser.add_argument("--questions", default="questions.json",
                         help="the question set under bench/history_eval/ (questions_heldout.json: the held-out set)")
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="with --home: ingest into the homes and ask no question (nothing is scored)")
     opts = parser.parse_args()
+    if opts.ingest_only and not opts.home:
+        parser.error("--ingest-only needs --home")
     spec = json.loads((HERE / opts.questions).read_text())
     names = [n for n in spec["repositories"] if not opts.only or n in opts.only.split(",")]
     mirror = Path(opts.mirror) if opts.mirror else None
@@ -243,8 +248,11 @@ def main() -> None:
         "questionSet": opts.questions,
     }
     for row in opts.rows.split(","):
-        result[row] = run_row(row, spec["repositories"], roots, questions, opts.home)
+        result[row] = run_row(row, spec["repositories"], roots, questions, opts.home, opts.ingest_only)
         s = result[row]
+        if opts.ingest_only:
+            print(f"{row}: ingested {json.dumps({k: v['seconds'] for k, v in s['ingest'].items()})}")
+            continue
         print(f"{row}: {json.dumps(s['all'])}")
         for style, v in s["byStyle"].items():
             print(f"   {style}: {json.dumps(v)}")
@@ -253,6 +261,8 @@ def main() -> None:
         print(
             f"   ingest: {json.dumps({k: v['seconds'] for k, v in s['ingest'].items()})}  query p50 {s['queryP50Ms']} ms"
         )
+    if opts.ingest_only:
+        return
     path = write_result(opts.out, result)
     print(f"wrote {path}")
 
