@@ -49,6 +49,9 @@ class ChangeFacts:
     patch: str = ""
     truncated: bool = False  # the patch was cut at a bound
     skipped: str | None = None  # why no patch: binary | lockfile | generated | merge | budget
+    # A merge's change (skipped "merge", from git's combined diff): the hunks against each parent in order
+    # (`hunks` is the first parent's); empty for a non-merge.
+    parent_hunks: list[list[Hunk]] = field(default_factory=list)
 
     @property
     def id(self) -> str:

@@ -9,8 +9,11 @@ repository format (worktrees, packs, partial clones), and reading its output exe
 caller's `GIT_*` variables (a git hook runs us with `GIT_DIR`/`GIT_INDEX_FILE` set for *its* repository).
 
 One `git log -p --unified=0` produces headers and patches together; statuses, paths, hunks and line counts are
-all parsed from the patch headers, so no second `--numstat` pass is needed. Merges get no diff (git's default),
-so a merge contributes no patch and no file list. Patches are bounded (`FILE_PATCH_BYTES` per file,
+all parsed from the patch headers, so no second `--numstat` pass is needed. Merges (in the patch window) are read
+by a second `git log --merges -c`: the combined diff lists only the files whose merged content differs from every
+parent, and from its lines each parent's own hunks are rebuilt (`ChangeFacts.parent_hunks`), so function history
+can list a merge exactly when the function differs from every parent (what `git log -L` does). A merge's
+changes keep no patch text (skipped "merge": what a merge brings in is its parents' commits). Patches are bounded (`FILE_PATCH_BYTES` per file,
 `COMMIT_PATCH_BYTES` per commit, cut with a marker) and redacted, like messages.
 
 Signal: a prior in [0.5, 1.0] from the message, used to rank history in recall (bounded, never outvoting
@@ -171,8 +174,30 @@ def read_commits(root: Path | str, since: str | None, limit: int = 200, patches:
     if len(commits) > limit:
         result.truncated = True
         commits = commits[:limit]
+    _read_merges(root, revs, commits, patches)
     result.extend(commits)
     return result
+
+
+def _read_merges(root: Path | str, revs: list[str], commits: list[CommitFacts], patches: int | None) -> None:
+    """Give the merges among `commits` that lie in the patch window their combined-diff changes (in place).
+
+    The window: every merge when every diff is read (`patches` None), else the merges newer (in log order)
+    than the oldest commit read with its diff; none when no diff is read."""
+    if patches is None:
+        wanted = sum(1 for c in commits if c.is_merge)
+    else:
+        last = max((i for i, c in enumerate(commits) if c.changes and not c.is_merge), default=-1)
+        wanted = sum(1 for c in commits[:last] if c.is_merge)
+    if not wanted:
+        return
+    proc = _git(root, "log", f"--format={_FORMAT}", "--merges", "-c", "-p", "--unified=1", "--no-ext-diff",
+                "--no-textconv", "--no-color", "--encoding=UTF-8", f"--max-count={wanted}", *revs, "--")  # fmt: skip
+    read = {c.sha: c for c in _parse_log(proc.stdout.decode("utf-8", "replace"))}
+    for c in commits:
+        got = read.get(c.sha)
+        if got is not None and c.is_merge:
+            c.changes = got.changes
 
 
 def _parse_log(text: str) -> list[CommitFacts]:
@@ -198,8 +223,112 @@ def _parse_log(text: str) -> list[CommitFacts]:
         )  # fmt: skip
         if not is_merge:
             commit.changes = _parse_diff(sha, diff)
+        elif "\ndiff --c" in f"\n{diff.lstrip()}":
+            commit.changes = _parse_combined(sha, diff, len(parent_list))
         commits.append(commit)
     return commits
+
+
+_COMBINED_HUNK = re.compile(r"^(@{3,}) (.*?) \1")
+
+
+def _combined_hunks(header: str, body: list[str], parents: int) -> list[list[Hunk]] | None:
+    """One combined-diff hunk (`@@@ -a,b -c,d +e,f @@@` and its lines, one prefix column per parent) as the
+    hunks of the diff from each parent to the merge, in git's (new_start, new_len, old_start, old_len) form."""
+    m = _COMBINED_HUNK.match(header)
+    if not m or len(m.group(1)) != parents + 1:
+        return None
+    ranges = m.group(2).split()
+    if len(ranges) != parents + 1:
+        return None
+
+    def start(spec: str) -> int:
+        first, _, length = spec[1:].partition(",")
+        return int(first) + (1 if length == "0" else 0)  # an empty range is numbered from the line before
+
+    try:
+        olds = [start(r) for r in ranges[:parents]]
+        new0 = start(ranges[parents])
+    except ValueError:
+        return None
+    out: list[list[Hunk]] = []
+    for i in range(parents):
+        hunks: list[Hunk] = []
+        r, p = new0, olds[i]
+        run: list[int] | None = None  # [new_start, new_len, old_start, old_len]
+        for line in body:
+            cols = line[:parents]
+            if "-" in cols:  # a line of some parent that the merge dropped
+                if cols[i] == "-":
+                    run = run or [r, 0, p, 0]
+                    run[3] += 1
+                    p += 1
+                continue
+            if cols[i] == "+":  # a merge line parent i does not have
+                run = run or [r, 0, p, 0]
+                run[1] += 1
+            else:
+                if run:
+                    hunks.append(_close(run))
+                    run = None
+                p += 1
+            r += 1
+        if run:
+            hunks.append(_close(run))
+        out.append(hunks)
+    return out
+
+
+def _close(run: list[int]) -> Hunk:
+    new_start, new_len, old_start, old_len = run
+    return (new_start if new_len else new_start - 1, new_len, old_start if old_len else old_start - 1, old_len)
+
+
+def _parse_combined(sha: str, diff: str, parents: int) -> list[ChangeFacts]:
+    """A merge's `git log -c -p` output: one change per file whose merged content differs from every parent,
+    with no patch text; `hunks` against the first parent, `parent_hunks` against each."""
+    changes: list[ChangeFacts] = []
+    change: ChangeFacts | None = None
+    header: str | None = None
+    body: list[str] = []
+
+    def flush() -> None:
+        if change is not None and header is not None:
+            per_parent = _combined_hunks(header, body, parents)
+            if per_parent is not None:
+                for i, hunks in enumerate(per_parent):
+                    change.parent_hunks[i].extend(hunks)
+        body.clear()
+
+    for line in diff.split("\n"):
+        if line.startswith(("diff --cc ", "diff --combined ")):
+            flush()
+            header = None
+            path = _unquote(line.split(" ", 2)[2])
+            change = ChangeFacts(commit_sha=sha, path=path, status="M", skipped="merge",
+                                 parent_hunks=[[] for _ in range(parents)])  # fmt: skip
+            changes.append(change)
+            continue
+        if change is None:
+            continue
+        if line.startswith("@@@"):
+            flush()
+            header = line
+        elif header is not None:
+            if line[:1] in (" ", "+", "-"):
+                body.append(line)
+        elif line.startswith("new file mode"):
+            change.status = "A"
+        elif line.startswith("deleted file mode"):
+            change.status = "D"
+        elif line.startswith("+++ "):
+            change.path = _strip_prefix(line[4:]) or change.path
+    flush()
+    for ch in changes:
+        ch.hunks = list(ch.parent_hunks[0]) if ch.parent_hunks else []
+        ch.additions = sum(h[1] for h in ch.hunks)
+        ch.deletions = sum(h[3] for h in ch.hunks)
+    return changes
 
 
 # -- diff parsing -------------------------------------------------------------------------------------------

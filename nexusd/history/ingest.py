@@ -132,7 +132,7 @@ TURN_COLS = ("id", "userId", "repoId", "sessionId", "ordinal", "role", "at", "te
 
 
 def commit_row(repo_id: str, c: CommitFacts) -> dict[str, Any]:
-    paths = " ".join(ch.path for ch in c.changes)
+    paths = "" if c.is_merge else " ".join(ch.path for ch in c.changes)  # a merge's files are its parents' work
     return {
         "id": c.id, "repoId": repo_id, "sha": c.sha, "message": c.message, "author": c.author_name,
         "time": float(c.time), "signal": c.signal, "isMerge": c.is_merge,
@@ -253,7 +253,9 @@ def insert_history(conn: Conn, table: str, cols: Sequence[str], rows: list[dict[
 
     fresh_ids = {r["id"] for r in rows} - existing_ids(conn, table, (r["id"] for r in rows))
     count = insert_nodes(conn, table, cols, rows)
-    docs = [search_document(TABLE_KIND[table], r) for r in rows if r["id"] in fresh_ids]
+    # A merge's changes are not searched (no patch text; what the merge brings in is its parents' commits):
+    # they are there for function history.
+    docs = [search_document(TABLE_KIND[table], r) for r in rows if r["id"] in fresh_ids and r.get("skipped") != "merge"]
     insert_nodes(conn, "HistoryText", SEARCH_DOC_COLS, docs)
     retrieve_index.touch_rows(conn, docs)
     return count

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -405,6 +405,26 @@ def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side
     return out
 
 
+def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[[str, str], Side]) -> set[str]:
+    """The symbols a merge's change touched: those its diff from *each* parent touches (a symbol the merge took
+    unchanged from one parent is that parent's history, not the merge's)."""
+    if len(ch.parent_hunks) != len(parents) or not parents:
+        return set()
+    new = side(f"{ch.commit_sha}:{ch.path}", ch.path) if ch.status != "D" else Side(ch.path, [], b"")
+    names: set[str] | None = None
+    for parent, hunks in zip(parents, ch.parent_hunks, strict=True):
+        if not hunks:
+            return set()
+        old = side(f"{parent}:{ch.path}", ch.path)
+        got = touched(hunks, new.ranges, old.ranges)
+        names = got if names is None else names & got
+        if not names:
+            return set()
+    names = names or set()
+    names.discard(extract_mod.MODULE_QN)
+    return names
+
+
 def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
     """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
     the lineage links it made, `Link.encode`d: symbols renamed or moved inside the file, by the diff's lines or
@@ -445,6 +465,10 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
             return Side(path, found, data)
 
         for c in order:
+            if c.is_merge:  # touched: differs from every parent there (as `git log -L` lists a merge); no links
+                for ch in todo[c.sha]:
+                    out[ch.id] = (sorted(merge_touched(ch, c.parents, side)), [])
+                continue
             parent = c.parents[0] if c.parents else None
             vanished: list[tuple[str, Side]] = []
             appeared: list[tuple[str, Side]] = []
