@@ -129,22 +129,23 @@ def quiesce(pid: int, limit_s: float = 60.0) -> float:
 
 
 def snapshot_made(d: BenchDaemon, root: str) -> dict[str, Any] | None:
-    """How the daemon last made its query snapshot of `root`, from its log: the source (child: the arrays a
+    """How the daemon last made a query snapshot (one repository per bench daemon: `root`'s), from its log: the source (child: the arrays a
     child process made during the graph write; engine: made in-process after the commit; file: a saved snapshot;
     graph: Kuzu reads), the seconds from the commit (or the first reader) to the snapshot being ready, and the
     child's own run time."""
-    mark = f"query snapshot of {root}: "
+    mark = "query snapshot of "
     try:
-        lines = [ln for ln in d.dirs.log.read_text(errors="replace").splitlines() if mark in ln]
+        lines = [ln for ln in d.dirs.log.read_text(errors="replace").splitlines() if mark in ln and "{'source'" in ln]
     except OSError:
         return None
     if not lines:
         return None
     try:
-        info = ast.literal_eval(lines[-1].split(mark, 1)[1])
+        info = ast.literal_eval(lines[-1][lines[-1].index("{'source'") :])
     except (ValueError, SyntaxError):
         return None
-    return {k: info.get(k) for k in ("source", "seconds", "childSeconds")} if isinstance(info, dict) else None
+    keys = ("source", "seconds", "childSeconds", "childCpuSeconds")
+    return {k: info.get(k) for k in keys} if isinstance(info, dict) else None
 
 
 def timed(fn: Any) -> tuple[Any, float]:

@@ -72,6 +72,7 @@ class Child:
         self.pid, self.path, self.stamp = pid, path, stamp
         self.started = time.monotonic()
         self.seconds: float | None = None  # how long the child ran
+        self.cpu_seconds: float | None = None  # and the CPU time it used
         self._files: Sequence[tuple[str, FileData]] | None = files
         self._lock = threading.Lock()
         self._exited = threading.Event()
@@ -80,13 +81,13 @@ class Child:
 
     def _watch(self) -> None:
         try:
-            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: the pid is still ours
-            with self._lock:
-                status = None if info is None else (info.si_status if info.si_code == os.CLD_EXITED else -info.si_status)
-                self._status = status
+            os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: the pid is still ours
+            with self._lock:  # reaped under the lock `cancel` kills under: it never signals a reused pid
+                _, status, usage = os.wait4(self.pid, 0)
+                self._status = os.waitstatus_to_exitcode(status)
                 self.seconds = round(time.monotonic() - self.started, 3)
+                self.cpu_seconds = round(usage.ru_utime + usage.ru_stime, 3)
                 self._exited.set()
-                os.waitpid(self.pid, 0)
         except ChildProcessError:  # reaped by someone else: its outcome is unknown
             with self._lock:
                 self._status = None

@@ -910,9 +910,8 @@ class Snapshots:
                     if self._builds.get(repo.id) is not build:
                         return  # superseded or abandoned
                     if not build.pending:
-                        self._loaded(repo, build.snap, source, t0)  # (recorded before a reader can see it)
-                        if child is not None:
-                            self.loads[repo.id]["childSeconds"] = child.seconds
+                        extra = {"childSeconds": child.seconds, "childCpuSeconds": child.cpu_seconds} if child else {}
+                        self._loaded(repo, build.snap, source, t0, extra)  # (recorded before a reader can see it)
                         self._snaps[repo.id] = build.snap
                         self._stale.discard(repo.id)
                         del self._builds[repo.id]
@@ -930,14 +929,14 @@ class Snapshots:
         finally:
             build.done.set()
 
-    def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float) -> None:
+    def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float, extra: dict[str, Any] | None = None) -> None:
         # A snapshot is about a million long-lived objects: without this every full collection (triggered by
         # the allocations of any answer) walks them all again, which showed as 100+ ms stalls in `paths`.
         # Frozen objects are still freed by reference counting when a snapshot is dropped.
         gc.freeze()
         _trim_heap()
         info = {"source": source, "seconds": round(time.perf_counter() - t0, 3), "version": snap.version,
-                **snap.counts()}  # fmt: skip
+                **snap.counts(), **(extra or {})}  # fmt: skip
         self.loads[repo.id] = info
         log.info("query snapshot of %s: %s", repo.root, info)
 
