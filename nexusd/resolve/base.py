@@ -358,10 +358,13 @@ class RepoIndex:
 
     def release_memo(self) -> None:
         """Drop the memoised bindings and derived lookups; they are recomputed on demand with the same answers.
-        Sync calls this once a batch is resolved: the next change clears them anyway before anything reads
-        them, and after a cold index they are about a quarter of the engine's memory (ARCHITECTURE.md, memory)."""
+        Sync calls this once a batch is resolved and again once it is written: the next change clears them
+        anyway before anything reads them, and after a cold index they are about a quarter of the engine's
+        memory (ARCHITECTURE.md, memory)."""
         self._bindings.clear()
         self.memo.clear()
+        # Symbol ids are made again on demand (a hash each); after a cold index they were ~11 MB of the table.
+        self._ids.clear()
 
     # ---- lookups used by the rules and the call resolver ----------------------------------------------
     def table(self, path: str) -> FileTable | None:

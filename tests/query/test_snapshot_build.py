@@ -75,7 +75,7 @@ class Harness:
         return report
 
     def files(self, paths: list[str], deleted: list[str]) -> dict[str, FileData | None]:
-        out: dict[str, FileData | None] = {p: (self.engine.facts[p], self.engine.resolutions[p]) for p in paths}
+        out: dict[str, FileData | None] = {p: (self.engine.facts[p], self.engine.resolution_of(p)) for p in paths}
         out.update({p: None for p in deleted})
         return out
 

@@ -142,13 +142,13 @@ def test_write_then_publish_keeps_the_engine_in_step_with_the_graph(tmp_path: Pa
     assert eng.known is None  # nothing is published before the write returns
     eng.publish(plan.batch, cold=True)
     assert eng.known == graphwrite.known_files(conn, REPO)
-    assert set(eng.resolutions) == {"a.py", "b.py"}
+    assert set(eng.last_batch) == {"a.py", "b.py"}
 
     # A touched file (same content, new stat) keeps its hash; a deleted one leaves both views.
     touched = Batch(REPO, touched={"a.py": FileStat(3, 31)}, deleted={"b.py"})
     eng.publish(touched, cold=False)
     assert eng.known == {"a.py": (plan.batch.changed["a.py"].hash, 3, 31)}
-    assert set(eng.resolutions) == {"a.py"}
+    assert eng.last_batch == {}  # only the last batch's resolutions are held, and this one resolved nothing
     store.close()
 
 
@@ -172,13 +172,16 @@ def test_sync_releases_the_resolver_memo_and_edits_resolve_as_a_fresh_index(tmp_
     report = eng.sync(conn, lambda _: None)
     assert report.mode == "incremental" and report.parsed == 1
     assert not eng.index.memo and not eng.index._bindings
+    assert not eng.index._ids, "symbol ids are made again on demand"
 
     fresh = RepoIndex(REPO, root)
     for f in eng.facts.values():
         fresh.set_file(f)
-    assert eng.resolutions, "the engine keeps what it wrote"
+    assert eng.last_batch, "the engine holds the last batch's resolutions until they are handed over"
     for path in eng.facts:
         assert eng.index.resolve_file(path) == fresh.resolve_file(path), path
-    for path, res in eng.resolutions.items():
+    for path, res in eng.last_batch.items():
         assert res == fresh.resolve_file(path), path
+    batch = eng.committed(report, 2)
+    assert batch.files is not None and eng.last_batch == {}, "handed over: the engine keeps no copy"
     store.close()
