@@ -31,7 +31,6 @@ parse-only; 1k small files wall <= 4x parse-only; first query after a cold index
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import shutil
 import statistics
@@ -102,10 +101,7 @@ def parsers(pid: int) -> dict[str, Any]:
         try:
             with open(f"/proc/{kid}/cmdline", "rb") as fh:
                 cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{kid}/comm") as fh:
-                comm = fh.read().strip()
-            # the tracker; a first start's db builder; the child making a cold batch's snapshot (query/snapchild.py)
-            other = "resource_tracker" in cmd or "nexusd.store" in cmd or comm == "nexus-snapshot"
+            other = "resource_tracker" in cmd or "nexusd.store" in cmd  # the tracker; a first start's db builder
             kids.append({"pid": kid, "rss": 0.0, **mem_mb(kid), "tracker": other})
         except OSError:
             pass
@@ -126,26 +122,6 @@ def quiesce(pid: int, limit_s: float = 60.0) -> float:
             break
         last = now
     return round(time.monotonic() - t0, 1)
-
-
-def snapshot_made(d: BenchDaemon, root: str) -> dict[str, Any] | None:
-    """How the daemon last made a query snapshot (one repository per bench daemon: `root`'s), from its log: the source (child: the arrays a
-    child process made during the graph write; engine: made in-process after the commit; file: a saved snapshot;
-    graph: Kuzu reads), the seconds from the commit (or the first reader) to the snapshot being ready, and the
-    child's own run time."""
-    mark = "query snapshot of "
-    try:
-        lines = [ln for ln in d.dirs.log.read_text(errors="replace").splitlines() if mark in ln and "{'source'" in ln]
-    except OSError:
-        return None
-    if not lines:
-        return None
-    try:
-        info = ast.literal_eval(lines[-1][lines[-1].index("{'source'") :])
-    except (ValueError, SyntaxError):
-        return None
-    keys = ("source", "seconds", "childSeconds", "childCpuSeconds")
-    return {k: info.get(k) for k in keys} if isinstance(info, dict) else None
 
 
 def timed(fn: Any) -> tuple[Any, float]:
@@ -278,8 +254,6 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             out["rss_after_index"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
             _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
             out["first_query_after_cold_s"] = round(first, 3)
-            out["snapshot_after_cold"] = snapshot_made(d, str(root))
-            out["index_plus_first_query_s"] = round(cold + first, 3)
             for q in QUERIES:
                 c.request("locate", {"repo": str(root), "query": q, "limit": 20}, timeout=600)
             out["rss_right_after_queries"] = {"daemon": mem_mb(pid)}
@@ -297,7 +271,6 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
         with connect(d.dirs, timeout=600) as c:
             _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
             out["first_query_after_restart_s"] = round(first, 3)
-            out["snapshot_after_restart"] = snapshot_made(d, str(root))
             assert d.proc is not None
             out["rss_after_restart_query"] = {"daemon": mem_mb(d.proc.pid), "parsers": parsers(d.proc.pid)}
         print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)

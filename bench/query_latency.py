@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nexus_client import connect  # noqa: E402
 
 from bench.harness import BenchDaemon, percentiles, write_result  # noqa: E402
-from bench.memory_bench import quiesce, snapshot_made  # noqa: E402
+from bench.memory_bench import quiesce  # noqa: E402
 
 
 def stdlib_copy(src: str, dst: Path) -> dict[str, Any]:
@@ -119,8 +119,7 @@ def measure_restart(d: BenchDaemon, repo: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         c.request("locate", {"repo": repo, "query": "warm"}, timeout=600)
         first = time.perf_counter() - t0
-    return {"first_query_s": round(first, 3), "daemon_rss_mb": round(d.rss_mb(), 1),
-            "snapshot": snapshot_made(d, repo)}  # fmt: skip
+    return {"first_query_s": round(first, 3), "daemon_rss_mb": round(d.rss_mb(), 1)}
 
 
 def main() -> None:
@@ -128,7 +127,6 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300, help="requests per operation")
     ap.add_argument("--stdlib", default=sysconfig.get_paths()["stdlib"])
     ap.add_argument("--no-restart", dest="restart", action="store_false", help="skip the restart measurement")
-    ap.add_argument("--out", default="query_latency", help="result name under bench/results/")
     opts = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nxq-stdlib-"))
     try:
@@ -144,7 +142,6 @@ def main() -> None:
             t0 = time.perf_counter()
             c.request("locate", {"repo": repo, "query": "warm"}, timeout=600)
             snapshot_s = time.perf_counter() - t0
-            snapshot_after_cold = snapshot_made(d, repo)
             rss_loaded = d.rss_mb()
             # The snapshot is compacted into arrays in the background right after (query/compact.py): the
             # latencies below are those of the resident form, so wait for it.
@@ -185,8 +182,6 @@ def main() -> None:
         "graph": {k: built.get("written", {}).get(k) for k in ("files", "symbols", "calls", "imports")},
         "index_s": round(index_s, 2),
         "first_query_after_cold_index_s": round(snapshot_s, 3),
-        "index_plus_first_query_s": round(index_s + snapshot_s, 3),
-        "snapshot_after_cold_index": snapshot_after_cold,
         "daemon_rss_mb_after_index": round(rss_indexed, 1),
         "daemon_rss_mb_after_snapshot": round(rss_loaded, 1),
         "daemon_rss_mb_after_compaction": round(rss_compacted, 1),
@@ -201,7 +196,7 @@ def main() -> None:
         },
         "ops": out,
     }
-    path = write_result(opts.out, result)
+    path = write_result("query_latency", result)
     keys = ("graph", "index_s", "first_query_after_cold_index_s", "daemon_rss_mb_after_snapshot", "after_restart", "met")
     print(json.dumps({k: result[k] for k in keys}), "->", path)
 

@@ -69,7 +69,6 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     # After each committed batch, in this order: memory's links into code, history's change links, the
     # query snapshot (the read model most answers come from).
     live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
-    live.before_cold_write.append(parts.snapshots.prepare_cold)  # its arrays made in a child during the write
     live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot
     parts.status_sections += [
         lambda conn, args: code_ops.status_section(parts, conn, args),

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..batch import CommittedBatch, FileData, edge_rows
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
-from . import compact, snapchild
+from . import compact
 
 if TYPE_CHECKING:
     from ..repos import Repo
@@ -727,7 +727,6 @@ class Snapshots:
     """
 
     WAIT_S = 300.0  # a reader waits this long for a background build before loading from the graph itself
-    CHILD_WAIT_S = 240.0  # after the commit, wait this long for the child making the arrays, then build them here
 
     def __init__(self, directory: Path | None = None, save_delay_s: float = 30.0) -> None:
         self.directory = directory  # where each repository's compact snapshot is saved (None: nowhere)
@@ -738,7 +737,6 @@ class Snapshots:
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
         self._builds: dict[str, _Build] = {}
-        self._children: dict[str, snapchild.Child] = {}  # repo id -> the child making a cold batch's arrays
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
 
     def get(self, conn: Conn, repo: Repo) -> Snapshot:
@@ -847,34 +845,9 @@ class Snapshots:
             timer.cancel()
             self._save(*timer.args)  # type: ignore[attr-defined]
 
-    def prepare_cold(self, repo: Repo, files: list[tuple[str, FileData]]) -> None:
-        """Called on the writer with every file of a cold batch (in the order its `CommittedBatch` will list
-        them) just before they are written: a child process starts making their arrays (`snapchild`), which
-        `build_from` takes after the commit if it is handed the very same files. Nothing when there is no
-        directory to save snapshots in, or no fork."""
-        path = self._file(repo.id)
-        if path is None or not files:
-            return
-        self._cancel_child(repo.id)
-        try:
-            child = snapchild.start(repo.id, files, path.with_name(path.stem + ".cold.snap"))
-        except OSError:
-            log.exception("could not start the snapshot child for %s; building after the commit", repo.root)
-            return
-        if child is not None:
-            with self._lock:
-                self._children[repo.id] = child
-
-    def _cancel_child(self, repo_id: str) -> None:
-        with self._lock:
-            child = self._children.pop(repo_id, None)
-        if child is not None:
-            child.cancel()
-
     def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
         """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
-        background thread; called on the writer right after the batch that wrote them committed. The arrays come
-        from the child `prepare_cold` started, if it was given these very files, else they are made here."""
+        background thread; called on the writer right after the batch that wrote them committed."""
         build = _Build(Snapshot(repo.id), threading.Event(), [])
         build.snap.stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
         with self._lock:
@@ -882,36 +855,24 @@ class Snapshots:
             self._builds[repo.id] = build
             self._snaps.pop(repo.id, None)  # readers wait for the build, not for the graph
             self._stale.discard(repo.id)
-            child = self._children.pop(repo.id, None)
         if old is not None:
             old.done.set()  # superseded: its thread sees that and stops; its waiters move to this build
-        if child is not None and not child.made_from(files):
-            child.cancel()
-            child = None
         threading.Thread(
-            target=self._run_build, args=(repo, build, files, version, child), name=f"snapshot-{repo.name}",
-            daemon=True,
-        ).start()  # fmt: skip
+            target=self._run_build, args=(repo, build, files, version), name=f"snapshot-{repo.name}", daemon=True
+        ).start()
 
-    def _run_build(
-        self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int,
-        child: snapchild.Child | None = None,
-    ) -> None:  # fmt: skip
+    def _run_build(self, repo: Repo, build: _Build, files: list[tuple[str, FileData]], version: int) -> None:
         t0 = time.perf_counter()
         try:
-            fz = child.result(self.CHILD_WAIT_S) if child is not None else None
-            source = "child" if fz is not None else "engine"
-            if fz is None:
-                with _gc_paused():
-                    fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
+            with _gc_paused():
+                fz = compact.build(repo.id, files)  # the arrays, straight from the files: no dict form
             build.snap.adopt(fz, version)
             while True:
                 with self._lock:
                     if self._builds.get(repo.id) is not build:
                         return  # superseded or abandoned
                     if not build.pending:
-                        extra = {"childSeconds": child.seconds, "childCpuSeconds": child.cpu_seconds} if child else {}
-                        self._loaded(repo, build.snap, source, t0, extra)  # (recorded before a reader can see it)
+                        self._loaded(repo, build.snap, "engine", t0)  # (recorded before a reader can see it)
                         self._snaps[repo.id] = build.snap
                         self._stale.discard(repo.id)
                         del self._builds[repo.id]
@@ -929,14 +890,14 @@ class Snapshots:
         finally:
             build.done.set()
 
-    def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float, extra: dict[str, Any] | None = None) -> None:
+    def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float) -> None:
         # A snapshot is about a million long-lived objects: without this every full collection (triggered by
         # the allocations of any answer) walks them all again, which showed as 100+ ms stalls in `paths`.
         # Frozen objects are still freed by reference counting when a snapshot is dropped.
         gc.freeze()
         _trim_heap()
         info = {"source": source, "seconds": round(time.perf_counter() - t0, 3), "version": snap.version,
-                **snap.counts(), **(extra or {})}  # fmt: skip
+                **snap.counts()}  # fmt: skip
         self.loads[repo.id] = info
         log.info("query snapshot of %s: %s", repo.root, info)
 
@@ -997,7 +958,6 @@ class Snapshots:
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)
-        self._cancel_child(repo_id)
         if build is not None:
             build.done.set()
         if timer is not None:

@@ -43,10 +43,6 @@ Listener = Callable[[Repo, CommittedBatch, "Conn"], None]
 # Called on the writer thread after a view's overlay changed: fn(repo, view root, overlay files). The query
 # side builds the view's snapshot from it (registered by the composition root).
 ViewListener = Callable[[Repo, str, "dict[str, FileData | None]"], None]
-# Called on the writer thread with every file of a cold batch (facts and resolution, in the order its
-# CommittedBatch lists them) just before it is written: fn(repo, files). The query snapshot starts making its
-# arrays from them in a child process meanwhile (registered by the composition root).
-ColdHook = Callable[[Repo, "list[tuple[str, FileData]]"], None]
 VIEW_SEP = "|"  # watch keys: a repository id, or "<repository id>|<view root>" for a view
 
 
@@ -58,18 +54,6 @@ def _quiet(data: dict[str, Any]) -> None:
     return None
 
 
-class _Engine(RepoSync):
-    """A repository's sync engine with one hand-over: a cold batch's files, just before the graph write."""
-
-    before_cold_write: Callable[[list[tuple[str, FileData]]], None] | None = None
-
-    def write(self, conn: Conn, plan: Any, index: Any, cold: bool) -> dict[str, int]:
-        if cold and self.before_cold_write is not None:
-            batch = plan.batch
-            self.before_cold_write([(p, (batch.facts[p], r)) for p, r in sorted(batch.resolutions.items())])
-        return super().write(conn, plan, index, cold)
-
-
 class LiveSync:
     def __init__(self, repos: RepoRegistry, writer: Writer, cache_dir: Path, *, watch: bool = True):
         self.repos = repos
@@ -78,7 +62,6 @@ class LiveSync:
         self.pool = ParsePool()  # its processes start when a sync first needs them
         self.engines: dict[str, RepoSync] = {}
         self.listeners: list[Listener] = []
-        self.before_cold_write: list[ColdHook] = []
         self.views: dict[str, ViewSync] = {}  # by view_key: the overlays of the repositories' other worktrees
         self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
@@ -88,16 +71,8 @@ class LiveSync:
     def engine(self, repo: Repo) -> RepoSync:
         eng = self.engines.get(repo.id)
         if eng is None:
-            eng = self.engines[repo.id] = _Engine(repo.id, repo.root, self.cache_dir, lambda: self.pool)
-            eng.before_cold_write = functools.partial(self._before_cold_write, repo)
+            eng = self.engines[repo.id] = RepoSync(repo.id, repo.root, self.cache_dir, lambda: self.pool)
         return eng
-
-    def _before_cold_write(self, repo: Repo, files: list[tuple[str, FileData]]) -> None:
-        for hook in self.before_cold_write:
-            try:
-                hook(repo, files)
-            except Exception:  # never fails the sync
-                log.exception("before-write hook failed")
 
     def skipped(self, repo: Repo) -> dict[str, Any]:
         """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
