@@ -28,8 +28,6 @@ current graph version and its checksum holds (else the graph is read, as before)
 from __future__ import annotations
 
 import bisect
-import ctypes
-import ctypes.util
 import functools
 import gc
 import logging
@@ -44,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..batch import CommittedBatch, FileData, edge_rows
+from ..parse import gcpause
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
 from . import compact
@@ -655,24 +654,6 @@ def _gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _trim_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc `malloc_trim`; nothing elsewhere). A snapshot is
-    made right after a cold batch or a load whose rows, CSV buffers and resolver memo were just freed, and glibc
-    keeps that memory mapped otherwise: on 5,000 generated files it was ~110 MB of a 580 MB daemon."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Any:
-    name = ctypes.util.find_library("c")
-    try:
-        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    except OSError:
-        return None
-
-
 @functools.lru_cache(maxsize=262_144)
 def _split(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(split_identifier(word)))
@@ -824,7 +805,7 @@ class Snapshots:
                     if snap.version == version and repo_id not in self._stale:
                         snap.adopt(fz, version)
                         snap.stamp = stamp
-                _trim_heap()
+                gcpause.trim_heap()
                 info = self.loads.get(repo_id)
                 if info is not None and info.get("version") == version:
                     info["compactSeconds"] = round(t1 - t0, 3)
@@ -895,7 +876,7 @@ class Snapshots:
         # the allocations of any answer) walks them all again, which showed as 100+ ms stalls in `paths`.
         # Frozen objects are still freed by reference counting when a snapshot is dropped.
         gc.freeze()
-        _trim_heap()
+        gcpause.trim_heap()
         info = {"source": source, "seconds": round(time.perf_counter() - t0, 3), "version": snap.version,
                 **snap.counts()}  # fmt: skip
         self.loads[repo.id] = info

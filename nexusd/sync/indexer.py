@@ -15,7 +15,6 @@ old resolution a diff needs is computed again on demand (see ARCHITECTURE.md, "M
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -655,21 +654,7 @@ def release_heap() -> None:
 
     graphwrite._symbol_search_text.cache_clear()
     gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Any:
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    except OSError:
-        return None
+    gcpause.trim_heap()
 
 
 def intern_facts(facts: FileFacts) -> FileFacts:
