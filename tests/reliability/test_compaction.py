@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from nexusd.store import Store
 from tests.helpers import DaemonProcess, make_repo
 from tests.reliability.common import make_py_repo, q
@@ -240,8 +238,6 @@ def test_a_small_edit_sets_only_what_changed_and_writes_the_same_graph(tmp_path:
         d.cleanup()
 
 
-@pytest.mark.xfail(strict=True, reason="#19 (a): the admin Conn is reused now, but one more Conn per "
-                   "compaction still lands in _conns from elsewhere (not found yet)")
 def test_a_compaction_keeps_one_admin_connection(tmp_path: Path) -> None:
     """Issue #19 (a): each swap-in made a new admin Conn and left the old one in `_conns`, one retained
     connection per compaction over a daemon's life. Three compactions now leave the count where it was."""
