@@ -736,6 +736,7 @@ class Store:
                 conns = list(self._conns)
             for c in conns:
                 c._discard()  # each opens a fresh Kuzu connection (on the new database) at its next statement
+            admin = self._admin_conn
             db, self._db, self._admin_conn = self._db, None, None
             self._ready = False
             try:
@@ -751,9 +752,17 @@ class Store:
             finally:
                 # The new file when the rename happened, else the old one: either is a whole database.
                 self._db = self._kuzu_database(self.path)
-                self._admin_conn = self.connect()
-                if self.fts_available:
-                    self._admin_conn.execute("LOAD EXTENSION fts")
+                # Marked as opening: else the statement below, seeing the store not ready, ran a whole second open
+                # (another Database over this file, another admin Conn) per compaction.
+                self._opening = True
+                try:
+                    # The old admin Conn was discarded above and reopens on the new database at its next statement:
+                    # reuse it, since a new one per compaction stayed in `_conns` (and its Kuzu connection) forever.
+                    self._admin_conn = admin if admin is not None else self.connect()
+                    if self.fts_available:
+                        self._admin_conn.execute("LOAD EXTENSION fts")
+                finally:
+                    self._opening = False
                 self._ready = True
 
     def _clear_compaction_leftovers(self) -> None:

@@ -236,3 +236,21 @@ def test_a_small_edit_sets_only_what_changed_and_writes_the_same_graph(tmp_path:
         assert any("z=1" in (row[5] or "") for row in incremental[0])
     finally:
         d.cleanup()
+
+
+def test_a_compaction_keeps_one_admin_connection(tmp_path: Path) -> None:
+    """Issue #19 (a): each swap-in made a new admin Conn and left the old one in `_conns`, one retained
+    connection per compaction over a daemon's life. Three compactions now leave the count where it was."""
+    store = Store(tmp_path / "db.kz")
+    try:
+        store.ensure_schema()
+        conn = store.connect()
+        before = len(store._conns)
+        admin = store._admin
+        for _ in range(3):
+            assert store.compact(conn)
+        assert len(store._conns) == before, (before, len(store._conns))
+        assert store._admin is admin
+        assert store._admin.scalar("RETURN 1") == 1
+    finally:
+        store.close()
