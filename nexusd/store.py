@@ -736,8 +736,8 @@ class Store:
                 conns = list(self._conns)
             for c in conns:
                 c._discard()  # each opens a fresh Kuzu connection (on the new database) at its next statement
-            admin = self._admin_conn
-            db, self._db, self._admin_conn = self._db, None, None
+            # (the admin Conn was discarded with the rest and reopens on the new database at its next statement)
+            db, self._db = self._db, None
             self._ready = False
             try:
                 if db is not None:
@@ -756,11 +756,8 @@ class Store:
                 # (another Database over this file, another admin Conn) per compaction.
                 self._opening = True
                 try:
-                    # The old admin Conn was discarded above and reopens on the new database at its next statement:
-                    # reuse it, since a new one per compaction stayed in `_conns` (and its Kuzu connection) forever.
-                    self._admin_conn = admin if admin is not None else self.connect()
                     if self.fts_available:
-                        self._admin_conn.execute("LOAD EXTENSION fts")
+                        self._admin.execute("LOAD EXTENSION fts")
                 finally:
                     self._opening = False
                 self._ready = True
