@@ -285,6 +285,11 @@ def render_impact(r: dict[str, Any]) -> str:
         reasons = []
         if r.get("unresolvedInScope"):
             reasons.append(f"{r['unresolvedInScope']} unresolved calls in scope could hide more callers")
+        if r.get("boundToSameNamed"):
+            reasons.append(
+                f"{r['boundToSameNamed']} callers were bound to another definition of the same name in its file,"
+                " and may call this one"
+            )
         if r.get("belowMinConfidence"):
             reasons.append(f"{r['belowMinConfidence']} callers are under the confidence floor")
         if r.get("timeBound"):
@@ -296,6 +301,8 @@ def render_impact(r: dict[str, Any]) -> str:
         for ex in r.get("unresolvedExamples", []):
             where = f"{ex['path']}:{ex['line']}" if ex.get("line") else ex.get("path", "")
             lines.append(f"    {ex['call']}  at {where}  in {ex['in']}")
+        for ex in r.get("sameNamedExamples", [])[:5]:
+            lines.append(f"    {ex['call']}  at {ex['path']}:{ex['line']}  in {ex['in']}  bound to {ex['boundTo']}")
         if r.get("unresolvedInScope", 0) > len(r.get("unresolvedExamples", [])):
             lines.append(f"    ... {r['unresolvedInScope'] - len(r['unresolvedExamples'])} more (--json lists the first 20)")
     return "\n".join(lines)

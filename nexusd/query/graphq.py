@@ -512,6 +512,27 @@ MEMBER_KINDS = frozenset({"method", "property_function"})
 EXAMPLES_MAX = 20
 
 
+def _bound_to_same_named(snap: Snapshot, expanded: list[Sym], shown: set[str]) -> list[tuple[str, int, str, str, str]]:
+    """Bare-name calls the resolver bound, by the file's own bindings, to another definition of the same name in
+    the same scope of the same file (`let f = ...` declared again in a nested block, a function defined twice
+    under two conditions). The graph keeps one binding per name and scope, and block scopes are not tracked, so
+    such a call may be a call of the symbol asked about: not a caller the answer can show, nor one it can rule
+    out. (holder key, line, call, path, the symbol it was bound to), for holders the answer does not list."""
+    out: list[tuple[str, int, str, str, str]] = []
+    for sym in expanded:
+        for sid in snap.by_file.get(sym.path, ()):
+            other = snap.by_id.get(sid)
+            if other is None or sid == sym.id or other.qname != sym.qname or other.kind != sym.kind:
+                continue
+            for edge in snap.calls_in.get(sid, ()):
+                holder = snap.by_id.get(edge.other)
+                if edge.resolution != "same-scope" or holder is None or edge.other in shown:
+                    continue
+                out.append((holder.key, edge.line, sym.name, holder.path, other.key))
+    out.sort()
+    return out
+
+
 _BROKEN: dict[tuple[str, int], frozenset[str]] = {}  # (repository, graph version) -> paths with syntax errors
 
 
@@ -582,6 +603,7 @@ def completeness(
             else:
                 elsewhere += 1
     hits.sort()
+    rebound = _bound_to_same_named(snap, expanded, {target.id, *(r.sym.id for r in reached)})
     # Callers left out by --min-confidence (and not reached another way) are callers the answer does not show.
     excluded = len((below or set()) - {r.sym.id for r in reached} - {target.id})
     damaged: list[str] = []
@@ -591,13 +613,20 @@ def completeness(
             in_scope |= scope_files(sym.path)
         in_scope |= importers_through_imports(snap, {sym.path for sym in expanded})
         damaged = sorted(in_scope & broken)
-    complete = not hits and not excluded and not damaged
+    complete = not hits and not rebound and not excluded and not damaged
     out: dict[str, Any] = {"completeness": "complete" if complete else "lower_bound", "unresolvedInScope": len(hits)}
     reasons = []
     if hits:
         reasons.append("unresolved-calls")
         out["unresolvedExamples"] = [
             {"in": key, "call": call, "path": path, "line": line} for key, line, call, path in hits[:EXAMPLES_MAX]
+        ]
+    if rebound:
+        reasons.append("same-named-bindings")
+        out["boundToSameNamed"] = len(rebound)
+        out["sameNamedExamples"] = [
+            {"in": key, "call": call, "path": path, "line": line, "boundTo": to}
+            for key, line, call, path, to in rebound[:EXAMPLES_MAX]
         ]
     if excluded:
         reasons.append("below-min-confidence")

@@ -166,3 +166,49 @@ def test_a_broken_file_reaching_the_target_through_a_re_export_makes_a_lower_bou
     r = barrel.op("impact", symbol=target, depth=1)
     assert r["completeness"] == "lower_bound", r
     assert bad in r["parseErrorFiles"] and "parse-errors" in r["incompleteBecause"]
+
+
+REBOUND = {
+    # `count` is declared at the top and again inside a callback's block: the graph keeps one binding per name
+    # and scope and binds every bare `count()` to the last one, so the first one's callers are not known
+    "spec/counter.test.tsx": (
+        "let count: () => number = () => 0\n"
+        "describe('a', () => {\n"
+        "  it('x', () => { count = () => 1; expect(count()).toBe(1) })\n"
+        "})\n"
+        "describe('b', () => {\n"
+        "  let count: () => number = () => 0\n"
+        "  it('y', () => { expect(count()).toBe(0) })\n"
+        "})\n"
+    ),
+    "spec/alone.ts": "export const once = () => 1\nexport function use() {\n  return once()\n}\n",
+}
+
+
+@pytest.fixture(scope="module")
+def rebound(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Q]:
+    repo = make_repo(tmp_path_factory.mktemp("rebound") / "demo", REBOUND)
+    client = daemon.client()
+    qq = Q(client, repo, daemon)
+    qq.index()
+    yield qq
+    client.close()
+
+
+def test_calls_bound_to_a_same_named_binding_make_a_lower_bound(rebound: Q) -> None:
+    first = rebound.op("locate", query="count")["results"]
+    keys = sorted(r["key"] for r in first if r["name"] == "count")
+    assert keys == ["tsx:function:spec/counter.test.tsx:count", "tsx:function:spec/counter.test.tsx:count#1"]
+    r = rebound.op("impact", symbol="tsx:function:spec/counter.test.tsx:count", depth=1)
+    # both calls (held by the module) went to the last binding: the one asked about has no caller the graph can show, and the verdict
+    # says why instead of `complete`
+    assert r["total"] == 0 and r["completeness"] == "lower_bound"
+    assert "same-named-bindings" in r["incompleteBecause"] and r["boundToSameNamed"] == 1
+    ex = r["sameNamedExamples"][0]
+    assert ex["path"] == "spec/counter.test.tsx" and ex["boundTo"].endswith("count#1") and ex["call"] == "count"
+    out = rebound.daemon.cli("-C", str(rebound.repo), "impact", "tsx:function:spec/counter.test.tsx:count")
+    assert out.returncode == 0, out.stderr
+    assert "lower bound: 1 callers were bound to another definition of the same name in its file" in out.stdout
+    # a name defined once keeps its honest `complete`
+    once = rebound.op("impact", symbol="ts:function:spec/alone.ts:once", depth=1)
+    assert once["completeness"] == "complete" and [c["key"] for c in once["callers"]] == ["ts:function:spec/alone.ts:use"]
