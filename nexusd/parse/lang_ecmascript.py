@@ -21,8 +21,10 @@ _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_decl
 
 
 # A generic call signature on its own line after another member (`<T>(v: T): Box<T>` in an interface): the
-# TypeScript grammar reads it as type arguments of the previous member's type and fails.
-_GENERIC_SIGNATURE_LINE = re.compile(rb"(?<=[^\s=(,{\[:?|&])([ \t]*\n(?:[ \t]*\n)*[ \t]*)[ \t](?=<[A-Za-z_])")
+# TypeScript grammar reads it as type arguments of the previous member's type and fails. The `<` may stand alone
+# on its line with the type parameters below it (prettier's layout of a long list). Unrepaired, the rest of the
+# file lands in one ERROR block and loses its top-level constants (`export const createSlice = build()`).
+_GENERIC_SIGNATURE_LINE = re.compile(rb"(?<=[^\s=(,{\[:?|&])([ \t]*\n(?:[ \t]*\n)*[ \t]*)[ \t](?=<\s*[A-Za-z_])")
 
 
 class EcmaHooks(LanguageHooks):

@@ -47,3 +47,33 @@ def test_repair_is_typescript_only_and_kept_only_when_it_parses(tmp_path: Path) 
     broken = SOURCE + "export function bad( {\n"
     facts = extract("src/b.ts", broken.encode())
     assert [d.code for d in facts.diagnostics if d.code == "syntax-error"] == ["syntax-error"]
+
+
+# prettier's layout of a long type-parameter list: `<` alone on its line, the parameters below it
+SPLIT = (
+    "export function box(v: number) { return v }\n"
+    "export interface Creator {\n"
+    "  (config?: Config<\n"
+    "    State\n"
+    "  >): Definition<\n"
+    "    State\n"
+    "  >\n"
+    "  <\n"
+    "    Returned,\n"
+    "    ThunkArg extends Base = {},\n"
+    "  >(\n"
+    "    payload: Payload<Returned>,\n"
+    "  ): Definition<Returned>\n"
+    "}\n"
+    "export const made = /* @__PURE__ */ box(2)\n"
+)
+
+
+def test_a_signature_whose_type_parameters_open_on_their_own_line_parses(tmp_path: Path) -> None:
+    facts = extract("src/s.ts", SPLIT.encode())
+    assert not [d for d in facts.diagnostics if d.code == "syntax-error"]
+    made = next(s for s in facts.symbols if s.name == "made")
+    assert (made.kind, made.start_line, made.parent) == ("constant", 15, None)
+    repo = Repo(tmp_path, {"src/s.ts": SPLIT})
+    callers = {src for src, dst, _ in repo.calls("src/s.ts") if dst.endswith(":box")}
+    assert callers == {"made"}
