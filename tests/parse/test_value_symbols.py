@@ -182,3 +182,18 @@ def test_object_members_with_computed_keys_are_symbols(tmp_path: Path) -> None:
     assert {src for src, dst, _ in repo.calls("src/it.ts") if dst.endswith(":f")} == {
         "iterate.[Symbol.asyncIterator]", "iterate.[KEY]",
     }  # not `iterate`: the calls run when the members are called
+
+
+def test_a_conditional_initialiser_makes_a_symbol_its_callers_reach(tmp_path: Path) -> None:
+    # `export const compose = hasExtension ? extension : function () {...}`: callers of `compose` reach it
+    src = (
+        "import { base } from './lib'\n"
+        "export const compose = typeof window !== 'undefined' && (window as any).ext\n"
+        "  ? (window as any).ext\n"
+        "  : function () { return base() }\n"
+    )
+    user = "import { compose } from './compose'\nexport function configure() {\n  return compose()\n}\n"
+    assert [k for k in kinds("src/compose.ts", src)] == [("constant", "compose", 2, 4)]
+    repo = Repo(tmp_path, {"src/compose.ts": src, "src/lib.ts": "export function base() {}\n", "src/user.ts": user})
+    assert ("configure", "ts:constant:src/compose.ts:compose") in {(s, d) for s, d, _ in repo.calls("src/user.ts")}
+    assert {s for s, d, _ in repo.calls("src/compose.ts") if d.endswith(":base")} == {"compose"}

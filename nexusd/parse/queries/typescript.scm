@@ -73,15 +73,16 @@
   (method_definition
     name: [(property_identifier) (string) (computed_property_name)] @name) @definition.property_function)
 
-; Top-level `const`/`let`/`var` initialised by a call, `new`, `await` or an object literal (a function is a
-; function, above): `export const X = factory(...)`, `const schema = z.string().nullable()`. Kinds: constant
-; for const, variable for let/var. Calls in the initialiser are credited to them.
+; Top-level `const`/`let`/`var` initialised by a call, `new`, `await`, an object literal or a conditional (a
+; function is a function, above): `export const X = factory(...)`, `const schema = z.string().nullable()`,
+; `export const compose = hasExtension ? extension : function () {...}`. Kinds: constant for const, variable for
+; let/var. Calls in the initialiser are credited to them.
 (program
   (lexical_declaration
     kind: "const"
     (variable_declarator
       name: (identifier) @name
-      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.constant))
+      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.constant))
 
 (program
   (export_statement
@@ -89,14 +90,14 @@
       kind: "const"
       (variable_declarator
         name: (identifier) @name
-        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.constant)))
+        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.constant)))
 
 (program
   (lexical_declaration
     kind: "let"
     (variable_declarator
       name: (identifier) @name
-      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.variable))
+      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.variable))
 
 (program
   (export_statement
@@ -104,20 +105,20 @@
       kind: "let"
       (variable_declarator
         name: (identifier) @name
-        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.variable)))
+        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.variable)))
 
 (program
   (variable_declaration
     (variable_declarator
       name: (identifier) @name
-      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.variable))
+      value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.variable))
 
 (program
   (export_statement
     (variable_declaration
       (variable_declarator
         name: (identifier) @name
-        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression)]) @definition.variable)))
+        value: [(call_expression) (new_expression) (await_expression) (object) (as_expression) (satisfies_expression) (ternary_expression)]) @definition.variable)))
 
 (call_expression
   function: (identifier) @call.name) @reference.call
