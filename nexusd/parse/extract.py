@@ -387,10 +387,11 @@ def _build_symbols(
     """
     spans: list[tuple[int, int, str]] = []
     defs.sort(key=lambda d: (d.start, -d.end))
-    stack: list[tuple[int, SymbolFact]] = []  # (end byte, symbol)
+    stack: list[tuple[int, SymbolFact, Node]] = []  # (end byte, symbol, its node)
     seen: dict[tuple[str, str], int] = {}
     last_key: tuple[int, int] | None = None
     has_stubs = hooks.has_stubs
+    has_scopes = hooks.has_block_scopes
     stubs: list[SymbolFact] = []
     for d in defs:
         if (d.start, d.end) == last_key:
@@ -427,8 +428,10 @@ def _build_symbols(
             content_hash=content_hash(data[d.start : d.end]),
             occurrence=occurrence,
         )
+        if has_scopes:
+            sym.scope_start, sym.scope_end = hooks.block_scope(node, stack[-1][2] if stack else None)
         facts.symbols.append(sym)
-        stack.append((d.end, sym))
+        stack.append((d.end, sym, node))
         spans.append((d.start, d.end, qn))
         if has_stubs and kind in _STUB_KINDS and hooks.is_stub(node):
             stubs.append(sym)

@@ -20,6 +20,7 @@ ROLES = ("source", "test", "document", "manifest", "configuration", "entry_point
 # How an edge was established, from most to least certain. `confidence` travels beside it.
 RESOLUTIONS = (
     "same-scope",  # defined in the enclosing scope or the same file
+    "block-scope",  # the same, chosen by the block the call is in among same-named block-scoped bindings
     "import-bound",  # bound by an import whose target file is known
     "receiver",  # self.x / this.x / cls.x / super().x, through the class and its bases
     "constructor",  # new X() / X() where X is a class
@@ -43,6 +44,11 @@ class SymbolFact:
     exported: bool = True
     content_hash: str = ""  # hash of the symbol's own source text (memory staleness)
     occurrence: int = 0  # 0 for the first symbol with this (kind, qualified_name) in the file, 1, 2... after
+    # The lines (1-based, inclusive) of the block a block-scoped binding is visible in, when that block is
+    # narrower than its container (TS/JS `const f = () => ...` inside a callback's body, which is at file level
+    # by qualified name); else 0, 0
+    scope_start: int = 0
+    scope_end: int = 0
 
 
 @dataclass(slots=True)
@@ -230,8 +236,8 @@ def facts_from_plain(data: Any) -> FileFacts:
             symbols=[
                 SymbolFact(kind=_str(k), name=_str(n), qualified_name=_str(q), start_line=_int(a), end_line=_int(b),
                            signature=_str(sig), doc=_str(doc), parent=_opt(par), bases=[_str(x) for x in _list(bs)],
-                           exported=_bool(ex), content_hash=_str(ch), occurrence=_int(occ))
-                for k, n, q, a, b, sig, doc, par, bs, ex, ch, occ in map(_list, _list(symbols))
+                           exported=_bool(ex), content_hash=_str(ch), occurrence=_int(occ), scope_start=_int(ss), scope_end=_int(se))
+                for k, n, q, a, b, sig, doc, par, bs, ex, ch, occ, ss, se in map(_list, _list(symbols))
             ],
             imports=[
                 ImportFact(specifier=_str(sp), names=[(_str(x), _str(y)) for x, y in map(_list, _list(names))],

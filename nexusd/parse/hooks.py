@@ -109,6 +109,16 @@ class LanguageHooks:
         repaired parse only when it has no error at all."""
         return None
 
+    # Languages with block-scoped bindings set this and override `scope_end`.
+    has_block_scopes = False
+
+    def block_scope(self, node: Node, container: Node | None) -> tuple[int, int]:
+        """The first and last lines (1-based) of the block that bounds the binding `node` defines, when that
+        block lies inside `container` (the enclosing definition's node, None at file level) rather than being
+        its body: a `const f = () => ...` in the body of an anonymous callback. (0, 0) when the binding is
+        visible wherever its container's are."""
+        return 0, 0
+
     # Languages whose members can be defined outside the type's body set this and override `owner`.
     has_owners = False
 

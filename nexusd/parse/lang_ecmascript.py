@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 
 # Nodes that wrap a definition without changing it: the doc comment sits above the wrapper.
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
+# What bounds a binding: `var` the nearest function; `let`, `const`, `function` and `class` the nearest block
+# (modules are strict code, where a function declared in a block is the block's).
+_FUNCTIONS = frozenset({
+    "arrow_function", "function_expression", "function", "function_declaration", "generator_function",
+    "generator_function_declaration", "method_definition", "class_static_block",
+})  # fmt: skip
+_BLOCKS = _FUNCTIONS | {"statement_block", "switch_body"}
 
 
 # A generic call signature on its own line after another member (`<T>(v: T): Box<T>` in an interface): the
@@ -40,6 +47,24 @@ class EcmaHooks(LanguageHooks):
             return None
         fixed = _GENERIC_SIGNATURE_LINE.sub(rb"\1;", data)
         return fixed if fixed != data else None
+
+    has_block_scopes = True
+
+    def block_scope(self, node: Node, container: Node | None) -> tuple[int, int]:
+        bounds = _FUNCTIONS if node.parent is not None and node.parent.type == "variable_declaration" else _BLOCKS
+        up = node.parent
+        while up is not None and up.type != "program" and up != container:
+            if up.type in bounds:
+                # the body of the container itself (`function f() {...}`, `const f = () => {...}`): the binding
+                # is visible wherever the container's members are
+                over = up.parent
+                while over is not None and over != container and over.type in _FUNCTIONS:
+                    over = over.parent
+                if over is not None and over == container:
+                    return 0, 0
+                return up.start_point[0] + 1, up.end_point[0] + 1
+            up = up.parent
+        return 0, 0
 
     def doc_anchor(self, node: Node) -> Node:
         anchor = node

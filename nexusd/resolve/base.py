@@ -99,7 +99,7 @@ class Target:
     path: str
     symbol: SymbolFact | None = None
     hops: int = 0
-    via: str = "import-bound"  # how the binding was made: import-bound | same-scope | qualified
+    via: str = "import-bound"  # how the binding was made: import-bound | same-scope | block-scope | qualified
     name: str = ""
 
 
@@ -115,18 +115,28 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived", "scoped")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
         # parent qualified name (None = file level) -> name -> symbol; later definitions win, like Python.
         self.children: dict[str | None, dict[str, SymbolFact]] = defaultdict(dict)
         self.by_qn: dict[str, SymbolFact] = {}
+        # file-level names bound only inside a block (TS/JS: `const f = ...` in a callback's body), by name, in
+        # document order: `top_at` picks the one whose block holds a call; the file-level binding stays `top`
+        self.scoped: dict[str, list[SymbolFact]] | None = None
         for sym in facts.symbols:
             if sym.kind == "module":
                 continue
             if sym.kind == "overload" and sym.qualified_name in self.by_qn:
                 continue  # an overload stub never hides the implementation, wherever it is written
+            if sym.scope_end and sym.parent is None:
+                if self.scoped is None:
+                    self.scoped = {}
+                self.scoped.setdefault(sym.name, []).append(sym)
+                held = self.children[None].get(sym.name)
+                if held is not None and not held.scope_end:
+                    continue  # a block's binding never hides the file's own
             self.children[sym.parent][sym.name] = sym
             self.by_qn[sym.qualified_name] = sym
         self.exports: dict[str, str] = dict(facts.exports)
@@ -138,6 +148,28 @@ class FileTable:
 
     def top(self, name: str) -> SymbolFact | None:
         return self.children.get(None, {}).get(name)
+
+    def top_at(self, name: str, line: int) -> tuple[SymbolFact | None, bool]:
+        """`top`, as seen from `line`: the innermost block-scoped binding of the name whose block holds the
+        line, else the file-level one; and whether the blocks made the choice alone (no other definition of the
+        name in the same block or at file level: a `block-scope` edge, where `same-scope` may be a guess)."""
+        if self.scoped is None or not line or name not in self.scoped:
+            return self.top(name), False
+        best: SymbolFact | None = None
+        twins = 0
+        for sym in self.scoped[name]:
+            if sym.scope_start <= line <= sym.scope_end:
+                if best is None or sym.scope_start > best.scope_start:
+                    best, twins = sym, 0
+                elif (sym.scope_start, sym.scope_end) == (best.scope_start, best.scope_end):
+                    twins += 1
+        if best is not None:
+            return best, twins == 0
+        top = self.top(name)
+        unique = top is not None and not top.scope_end and sum(
+            1 for s in self.facts.symbols if s.name == name and s.parent is None and not s.scope_end and s.kind != "module"
+        ) == 1
+        return top, unique
 
     def local_imports(self) -> dict[str, set[str]]:
         """Function qualified name -> the local names imports written inside it bind (`def f(): from m import

@@ -6,6 +6,9 @@ For each `CallFact`, first match wins:
 step                   rule                                                            confidence
 =====================  ==============================================================  ===========
 same-scope             a bare name defined in an enclosing function or the same file    1.0
+block-scope            the same, where the name is also declared inside a block (TS/JS  1.0
+                       `const f` in a callback's body): the binding the call's block
+                       sees, the only one of that name there
 import-bound           a bare name bound by an import (directly, or via re-exports)     1.0 / 0.95
 constructor            any of the above (or `new`) landing on a class -> the class      0.95
 receiver               self/this/cls: the enclosing class, then its bases               0.95 / 0.9
@@ -133,7 +136,7 @@ def _resolve_one(
     name, receiver = call.name, call.receiver
     path = table.facts.path
     if receiver is None:
-        target = lookup_scope(index, rules, table, call.caller, name)
+        target = lookup_scope(index, rules, table, call.caller, name, call.line)
         if target is not None:
             found = _as_call(target, call)
             if found:
@@ -272,8 +275,8 @@ def _as_call(target: Target, call: CallFact) -> _Found:
         return [(target.path, sym, "constructor", 0.95)]
     if call.is_new:
         return [(target.path, sym, "constructor", 0.95)]
-    if target.via == "same-scope":
-        return [(target.path, sym, "same-scope", 1.0)]
+    if target.via in {"same-scope", "block-scope"}:
+        return [(target.path, sym, target.via, 1.0)]
     return [(target.path, sym, target.via, 1.0 if target.hops == 0 else 0.95)]
 
 
@@ -297,9 +300,10 @@ def _name_only(
 
 
 def lookup_scope(
-    index: RepoIndex, rules: LanguageRules, table: FileTable, scope: str | None, name: str
+    index: RepoIndex, rules: LanguageRules, table: FileTable, scope: str | None, name: str, line: int = 0
 ) -> Target | None:
-    """A bare name as seen from inside `scope`: enclosing functions, the file, then its imports."""
+    """A bare name as seen from inside `scope` (at `line`, when known: block-scoped bindings): enclosing
+    functions, the file, then its imports."""
     path = table.facts.path
     local_imports = table.local_imports() if scope else {}
     imported_here = False
@@ -318,9 +322,9 @@ def lookup_scope(
             if alias is not None:
                 return alias
         scope = sym.parent
-    hit = None if imported_here else table.top(name)
+    hit, by_block = (None, False) if imported_here else table.top_at(name, line)
     if hit is not None:
-        return Target("symbol", path, hit, via="same-scope")
+        return Target("symbol", path, hit, via="block-scope" if by_block else "same-scope")
     bindings = index.bindings(path)
     bound = bindings.names.get(name)
     if bound is not None:

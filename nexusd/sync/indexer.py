@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 9  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263; 5: JSON packs, not pickle; 6: callback parameters typed by the callee (TS), value rebindings of a def are not symbols; 7: `copy.copy(v)` typed as v, computed-key object members, TS generic call signatures parsed; 8: TS interface method signatures are symbols; 9: TS generic call signatures with `<` alone on its line, top-level TS/JS values with a conditional initialiser
+FACTS_CACHE_VERSION = 9  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263; 5: JSON packs, not pickle; 6: callback parameters typed by the callee (TS), value rebindings of a def are not symbols; 7: `copy.copy(v)` typed as v, computed-key object members, TS generic call signatures parsed; 8: TS interface method signatures are symbols; 9: TS generic call signatures with `<` alone on its line, top-level TS/JS values with a conditional initialiser, block scopes of TS/JS bindings
 INLINE_MAX_FILES = 8
 # A batch this large (or a cold one) freed rows, CSV buffers and parse outcomes by the hundred MB: the heap's
 # free pages are handed back to the system after it (`release_heap`).

@@ -168,20 +168,28 @@ def test_a_broken_file_reaching_the_target_through_a_re_export_makes_a_lower_bou
     assert bad in r["parseErrorFiles"] and "parse-errors" in r["incompleteBecause"]
 
 
+
 REBOUND = {
-    # `count` is declared at the top and again inside a callback's block: the graph keeps one binding per name
-    # and scope and binds every bare `count()` to the last one, so the first one's callers are not known
-    "spec/counter.test.tsx": (
-        "let count: () => number = () => 0\n"
-        "describe('a', () => {\n"
-        "  it('x', () => { count = () => 1; expect(count()).toBe(1) })\n"
-        "})\n"
-        "describe('b', () => {\n"
-        "  let count: () => number = () => 0\n"
-        "  it('y', () => { expect(count()).toBe(0) })\n"
-        "})\n"
+    # `encode` is defined under two conditions: the graph keeps one binding per name and scope, the last, so
+    # the calls of `encode` may be the first one's and its callers are not known
+    "codec/enc.py": (
+        "import os\n\n"
+        "if os.environ.get('FAST'):\n"
+        "    def encode(x):\n        return 1\nelse:\n"
+        "    def encode(x):\n        return 2\n\n\n"
+        "def use():\n    return encode(1)\n"
     ),
-    "spec/alone.ts": "export const once = () => 1\nexport function use() {\n  return once()\n}\n",
+    # `count` declared at the top and again in a callback's block: each call binds to the one its block sees
+    "spec/counter.test.tsx": (
+        "let count: () => number = () => 0\n"  # 1
+        "function outer() {\n  return count()\n}\n"  # 2-4
+        "describe('b', () => {\n"  # 5
+        "  let count: () => number = () => 1\n"  # 6
+        "  const inner = () => count()\n"  # 7
+        "  it('y', () => { expect(count()).toBe(1) })\n"  # 8
+        "})\n"  # 9
+        "it('z', () => { expect(count()).toBe(0) })\n"  # 10
+    ),
 }
 
 
@@ -195,20 +203,34 @@ def rebound(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> 
     client.close()
 
 
-def test_calls_bound_to_a_same_named_binding_make_a_lower_bound(rebound: Q) -> None:
-    first = rebound.op("locate", query="count")["results"]
-    keys = sorted(r["key"] for r in first if r["name"] == "count")
-    assert keys == ["tsx:function:spec/counter.test.tsx:count", "tsx:function:spec/counter.test.tsx:count#1"]
-    r = rebound.op("impact", symbol="tsx:function:spec/counter.test.tsx:count", depth=1)
-    # both calls (held by the module) went to the last binding: the one asked about has no caller the graph can show, and the verdict
-    # says why instead of `complete`
+def test_calls_bound_to_a_same_named_definition_make_a_lower_bound(rebound: Q) -> None:
+    r = rebound.op("impact", symbol="py:function:codec/enc.py:encode", depth=1)
+    # the call went to the last definition: the first has no caller the graph can show, and the verdict says
+    # why instead of `complete`
     assert r["total"] == 0 and r["completeness"] == "lower_bound"
     assert "same-named-bindings" in r["incompleteBecause"] and r["boundToSameNamed"] == 1
-    ex = r["sameNamedExamples"][0]
-    assert ex["path"] == "spec/counter.test.tsx" and ex["boundTo"].endswith("count#1") and ex["call"] == "count"
-    out = rebound.daemon.cli("-C", str(rebound.repo), "impact", "tsx:function:spec/counter.test.tsx:count")
+    assert r["sameNamedExamples"] == [
+        {"in": "py:function:codec/enc.py:use", "call": "encode", "path": "codec/enc.py", "line": 12,
+         "boundTo": "py:function:codec/enc.py:encode#1"}
+    ]  # fmt: skip
+    out = rebound.daemon.cli("-C", str(rebound.repo), "impact", "py:function:codec/enc.py:encode")
     assert out.returncode == 0, out.stderr
     assert "lower bound: 1 callers were bound to another definition of the same name in its file" in out.stdout
-    # a name defined once keeps its honest `complete`
-    once = rebound.op("impact", symbol="ts:function:spec/alone.ts:once", depth=1)
-    assert once["completeness"] == "complete" and [c["key"] for c in once["callers"]] == ["ts:function:spec/alone.ts:use"]
+    # the one the call went to lists it; nothing was bound to the other, so its answer is complete
+    last = rebound.op("impact", symbol="py:function:codec/enc.py:encode#1", depth=1)
+    assert [c["key"] for c in last["callers"]] == ["py:function:codec/enc.py:use"]
+    assert last["completeness"] == "complete"
+
+
+def test_a_block_scoped_binding_takes_the_calls_its_block_sees(rebound: Q) -> None:
+    top = rebound.op("impact", symbol="tsx:function:spec/counter.test.tsx:count", depth=1)
+    inner = rebound.op("impact", symbol="tsx:function:spec/counter.test.tsx:count#1", depth=1)
+    assert {c["key"] for c in top["callers"]} == {
+        "tsx:function:spec/counter.test.tsx:outer", "tsx:module:spec/counter.test.tsx:<module>"
+    }
+    assert {c["key"] for c in inner["callers"]} == {
+        "tsx:function:spec/counter.test.tsx:inner", "tsx:module:spec/counter.test.tsx:<module>"
+    }
+    assert {c["resolution"] for c in top["callers"] + inner["callers"]} == {"block-scope"}
+    # each call's block chose its binding alone, so neither answer can miss a caller to the other
+    assert top["completeness"] == "complete" and inner["completeness"] == "complete"
