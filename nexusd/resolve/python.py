@@ -168,7 +168,17 @@ class PythonRules(LanguageRules):
             return False
         if table.top(name) is not None:
             return True
-        return any(alias == name for imp in table.facts.imports for _, alias in imp.names)
+        for imp in table.facts.imports:
+            for imported, alias in imp.names:
+                if alias != name:
+                    continue
+                # `from . import name` in pkg/__init__.py binds the submodule pkg/name.py: not a definition
+                if imported == name and imp.kind != "import" and path.endswith("__init__.py"):
+                    base = self._from_base(imp.specifier, path)
+                    if base is not None and base[1] == path:
+                        continue
+                return True
+        return False
 
     def _absolute(self, dotted: str, src: str) -> str | None:
         found = self.find_module(dotted, src)

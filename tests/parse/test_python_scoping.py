@@ -71,6 +71,22 @@ def test_from_dot_import_in_a_package_init_imports_the_submodules(tmp_path: Path
     assert repo.calls("use.py") == {("go", "py:function:pkg/a.py:x", "qualified")}
 
 
+
+def test_from_pkg_import_a_submodule_the_init_imports_is_that_submodule(tmp_path: Path) -> None:
+    # pkg/__init__.py binds `fields` by `from . import fields`: `from pkg import fields` elsewhere still imports
+    # pkg/fields.py (not pkg/__init__.py), as it does when the init does not mention it
+    repo = Repo(tmp_path, {
+        "pkg/__init__.py": "from . import fields\nfrom .schema import Schema\n",
+        "pkg/fields.py": "class Field:\n    pass\n",
+        "pkg/schema.py": "class Schema:\n    pass\n",
+        "pkg/other.py": "from . import fields\n\n\ndef make():\n    return fields.Field()\n",
+        "tests/test_x.py": "from pkg import Schema, fields\n\n\ndef test():\n    return fields.Field(), Schema()\n",
+    })  # fmt: skip
+    assert repo.imports("pkg/other.py") == {("pkg/fields.py", "import-bound")}
+    assert repo.imports("tests/test_x.py") == {("pkg/__init__.py", "import-bound"), ("pkg/fields.py", "import-bound")}
+    assert repo.calls("pkg/other.py") == {("make", "py:class:pkg/fields.py:Field", "constructor")}
+
+
 def test_absolute_imports_do_not_see_siblings_inside_a_package(tmp_path: Path) -> None:
     repo = Repo(tmp_path, {
         "pkg/__init__.py": "",
