@@ -177,3 +177,49 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
         assert any(s.name == "late" for s in snap.by_id.values())
     finally:
         h.close()
+
+
+def test_prebuild_during_the_write_is_taken_at_commit_only_for_the_same_files(tmp_path: Path) -> None:
+    """What the engine hands over before the write (`resolved`) is what `committed` hands the listeners: the
+    snapshot built from it is taken at the commit; a batch of other files, or one that failed, is not."""
+    h = Harness(tmp_path)
+    try:
+        handed: list[Any] = []
+        report = h.engine.sync(h.conn, lambda _: None, resolved=handed.append)
+        h.version += 1
+        batch = h.engine.committed(report, h.version)
+        assert len(handed) == 1 and batch.files is not None
+        assert [p for p, _ in handed[0]] == [p for p, d in batch.files.items() if d is not None]
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+            indexed_at = None
+
+        repo: Any = R()
+        snaps = Snapshots()
+        snaps.prebuild(repo, handed[0])
+        snaps.apply_batch(repo, batch, h.conn)
+        assert snaps.loads[REPO]["source"] == "index"  # shown by the commit: no build after it
+        info: dict[str, Any] = {}
+        snap = snaps.get(h.conn, repo, info)
+        assert info == {"madeBy": "index", "waitedMs": 0}
+        assert dump(snap) == dump(h.loaded())
+
+        # the same paths with other objects (not what was written): built again after the commit
+        other = Snapshots()
+        other.prebuild(repo, [(p, (d[0], d[1])) for p, d in handed[0][:-1]])
+        other.apply_batch(repo, batch, h.conn)
+        assert dump(other.get(h.conn, repo)) == dump(h.loaded())
+        assert other.loads[REPO]["source"] == "engine"
+        # a batch that failed after it was handed over: forgotten
+        failed = Snapshots()
+        failed.prebuild(repo, handed[0])
+        failed.prebuild(repo, None)
+        failed.apply_batch(repo, batch, h.conn)
+        failed.get(h.conn, repo)
+        assert failed.loads[REPO]["source"] == "engine"
+    finally:
+        h.close()
