@@ -779,6 +779,9 @@ class Snapshots:
         self._builds: dict[str, _Build] = {}
         self._pre: dict[str, _Prebuild] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
+        if directory is not None and directory.is_dir():  # what a prebuild left when its daemon died mid-index
+            for stale in directory.glob("*.pre[0-9]*.snap"):
+                stale.unlink(missing_ok=True)
 
     def get(self, conn: Conn, repo: Repo, info: dict[str, Any] | None = None) -> Snapshot:
         """The repository's snapshot: waits for a background build, or loads it now (on the caller's reader
