@@ -720,8 +720,11 @@ class _Prebuild:
             self.pid = 0
             assert self.path is not None and self.stamp is not None
             try:
-                if os.waitstatus_to_exitcode(status) == 0:
+                code = os.waitstatus_to_exitcode(status)
+                if code == 0:
                     self.fz = compact.load_file(self.path, self.stamp)
+                else:
+                    log.warning("query snapshot prebuild process exited with %s; building it after the commit", code)
             except compact.BadFile:
                 log.exception("query snapshot prebuilt in %s unreadable", self.path)
             finally:
@@ -741,7 +744,7 @@ def _build_in_child(repo_id: str, files: list[tuple[str, FileData]], path: Path,
     code = 1
     try:
         gc.disable()  # (not `_gc_paused`: its lock may have been held by another thread at the fork)
-        compact.save(compact.build(repo_id, files), path, stamp)
+        compact.save(compact.build(repo_id, files), path, stamp, durable=False)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent sees the exit code and builds it itself
         pass

@@ -223,3 +223,44 @@ def test_prebuild_during_the_write_is_taken_at_commit_only_for_the_same_files(tm
         assert failed.loads[REPO]["source"] == "engine"
     finally:
         h.close()
+
+
+def test_prebuild_in_a_process_is_taken_or_falls_back_when_it_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a snapshot directory the prebuild runs in a forked process that saves its arrays for the commit to
+    load; if that process fails, the commit builds the snapshot itself, and no prebuild file is left."""
+    h = Harness(tmp_path)
+    try:
+        handed: list[Any] = []
+        report = h.engine.sync(h.conn, lambda _: None, resolved=handed.append)
+        h.version += 1
+        batch = h.engine.committed(report, h.version)
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+            indexed_at = None
+
+        repo: Any = R()
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0)
+        snaps.prebuild(repo, handed[0])
+        snaps.apply_batch(repo, batch, h.conn)
+        assert snaps.loads[REPO]["source"] == "index"
+        assert dump(snaps.get(h.conn, repo)) == dump(h.loaded())
+
+        orig = compact.build
+
+        def broken(repo_id: str, files: Any) -> Any:
+            raise RuntimeError("no arrays")
+
+        failing = Snapshots(tmp_path / "snaps2", save_delay_s=0)
+        monkeypatch.setattr(compact, "build", broken)
+        failing.prebuild(repo, handed[0])  # (the child has the broken build)
+        monkeypatch.setattr(compact, "build", orig)
+        failing.apply_batch(repo, batch, h.conn)
+        assert dump(failing.get(h.conn, repo)) == dump(h.loaded())
+        assert failing.loads[REPO]["source"] == "engine"
+        assert not list((tmp_path / "snaps2").glob("*.pre*"))
+    finally:
+        h.close()
