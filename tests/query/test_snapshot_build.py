@@ -264,3 +264,12 @@ def test_prebuild_in_a_process_is_taken_or_falls_back_when_it_fails(tmp_path: Pa
         assert not list((tmp_path / "snaps2").glob("*.pre*"))
     finally:
         h.close()
+
+
+def test_prebuild_files_left_by_a_killed_daemon_are_removed_at_start(tmp_path: Path) -> None:
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    (snaps / "0123abcd.pre4242.snap").write_bytes(b"half a file")
+    (snaps / "0123abcd.snap").write_bytes(b"kept: the saved snapshot")
+    Snapshots(snaps)
+    assert sorted(p.name for p in snaps.iterdir()) == ["0123abcd.snap"]
