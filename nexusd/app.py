@@ -69,6 +69,7 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     # After each committed batch, in this order: memory's links into code, history's change links, the
     # query snapshot (the read model most answers come from).
     live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
+    live.cold_listeners += [parts.snapshots.prebuild]  # a cold batch's snapshot, built while Kuzu writes it
     live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot
     parts.status_sections += [
         lambda conn, args: code_ops.status_section(parts, conn, args),

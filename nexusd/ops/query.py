@@ -2,7 +2,9 @@
 
 Each handler resolves the repository, takes the repository's query snapshot (nexusd/query/snapshot.py) under
 its read lock, builds the answer in nexusd/query/, and stamps it with freshness, `graphVersion` (the version
-the snapshot holds, which is what the answer describes) and `tookMs` (time in the handler).
+the snapshot holds, which is what the answer describes), `snapshot` (`madeBy`: index — built while the cold
+index wrote the graph —, engine — built from the batch after its commit —, file or graph after a restart; and
+`waitedMs`, how long this answer waited for it to be built or loaded) and `tookMs` (time in the handler).
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ def _answer(ctx: Ctx, args: Question, build: Callable[[graphq.Req], dict[str, An
         from ..errors import NotIndexed
 
         raise NotIndexed(f"{repo.root} has no graph yet", hint=f"`nexus index {repo.root}`")
-    snap = ctx.parts.views.get(ctx.conn, repo, getattr(args, "repo", None))  # the worktree's view (baseline + overlay)
+    made: dict[str, Any] = {}
+    snap = ctx.parts.views.get(ctx.conn, repo, getattr(args, "repo", None), made)  # the worktree's view (baseline + overlay)
     with snap.lock.read():
         req = graphq.Req(
             op=ctx.op, args=args, snap=snap, repo=repo, conn=ctx.conn, user=args.user or "",
@@ -102,6 +105,7 @@ def _answer(ctx: Ctx, args: Question, build: Callable[[graphq.Req], dict[str, An
         version = snap.version
     result = with_freshness(repo, result)
     result["graphVersion"] = version
+    result["snapshot"] = made  # how the snapshot answering was made, and how long this answer waited for it
     result["tookMs"] = round((time.perf_counter() - t0) * 1000, 3)
     return result
 

@@ -841,9 +841,9 @@ def _append_values(name: str, value: Any, out: dict[str, array[Any]], intern: _I
 # -- the file ---------------------------------------------------------------------------------------------------
 
 
-def save(fz: Frozen, path: Path, stamp: dict[str, Any]) -> int:
+def save(fz: Frozen, path: Path, stamp: dict[str, Any], *, durable: bool = True) -> int:
     """Write `fz` to `path` (through a temporary file and a rename: a reader never sees half a file); the bytes
-    written."""
+    written. `durable=False`: no fsync (a file read back at once and deleted, as a prebuild's)."""
     entries, chunks, pos = [], [], 0
     blob = fz.strings.blob
     for name, arr in [("s.blob", None), *fz.arrays()]:
@@ -865,7 +865,8 @@ def save(fz: Frozen, path: Path, stamp: dict[str, Any]) -> int:
         f.write(header)
         f.write(payload)
         f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            os.fsync(f.fileno())
     os.replace(tmp, path)
     return len(MAGIC) + 4 + len(header) + len(payload)
 

@@ -260,8 +260,8 @@ class ViewSnapshots:
         listed.sort(key=lambda d: (d.get("path", ""), d.get("line") or 0))
         return out, listed[: max(20, len(diags))]
 
-    def get(self, conn: Conn, repo: Repo, path: str | None) -> Snapshot:
-        base = self.snapshots.get(conn, repo)
+    def get(self, conn: Conn, repo: Repo, path: str | None, info: dict[str, Any] | None = None) -> Snapshot:
+        base = self.snapshots.get(conn, repo, info)
         if not path or not repo.views:
             return base
         root = repo.view_root(os.path.realpath(path))

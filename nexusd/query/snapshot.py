@@ -8,7 +8,9 @@ and INHERITS adjacency both ways, the names behind unresolved calls, and the ide
 
 Lifecycle (see `Snapshots`): after a cold index, its arrays are made straight from the batch's files
 (`compact.build`: the facts and resolutions graphwrite wrote, no Kuzu reads, no dict form) on a background
-thread right after the commit (readers that arrive before it is done wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
+thread that starts once the batch is resolved, while Kuzu writes it (`Snapshots.prebuild`), and shown by the
+batch's commit (the writer waits there for what is left of the build, so an answer right after the index does
+not wait; when there was no such build, one starts after the commit and early readers wait for it); when no batch says what the graph holds (after a daemon restart), loaded from the graph by the first
 reader (one load at a time). Either way kept current by `Snapshots.apply_batch`, a listener on the writer thread,
 which redoes only the files a batch changed, deleted or re-resolved: from the batch's files, or by reading them
 from the graph when the batch does not carry them. The snapshot never sees the sync engine.
@@ -31,6 +33,7 @@ import bisect
 import functools
 import gc
 import logging
+import os
 import re
 import threading
 import time
@@ -697,6 +700,65 @@ class _Build:
     pending: list[tuple[int, dict[str, FileData | None], dict[str, Any]]]
 
 
+@dataclass
+class _Prebuild:
+    """A cold batch's snapshot arrays, built while the writer writes that batch to the graph (`prebuild`): in a
+    forked process that saves them to `path` (`pid`), or on a thread (`fz`) where there is no directory."""
+
+    files: list[tuple[str, FileData]]
+    done: threading.Event
+    t0: float
+    fz: compact.Frozen | None = None
+    pid: int = 0
+    path: Path | None = None
+    stamp: dict[str, Any] | None = None
+
+    def wait(self) -> compact.Frozen | None:
+        """The arrays, once built (None if the build failed)."""
+        if self.pid:
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = 0
+            assert self.path is not None and self.stamp is not None
+            try:
+                code = os.waitstatus_to_exitcode(status)
+                if code == 0:
+                    self.fz = compact.load_file(self.path, self.stamp)
+                else:
+                    log.warning("query snapshot prebuild process exited with %s; building it after the commit", code)
+            except compact.BadFile:
+                log.exception("query snapshot prebuilt in %s unreadable", self.path)
+            finally:
+                self.path.unlink(missing_ok=True)
+            self.done.set()
+        self.done.wait()
+        return self.fz
+
+    def abandon(self) -> None:
+        """Not wanted any more: reap the process and remove its file, off the caller's thread."""
+        if self.pid:
+            threading.Thread(target=self.wait, name="snapshot-pre-reap", daemon=True).start()
+
+
+def _build_in_child(repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]) -> None:
+    """In the forked process: build, save, exit (never returns; runs nothing of the parent's at exit)."""
+    code = 1
+    try:
+        gc.disable()  # (not `_gc_paused`: its lock may have been held by another thread at the fork)
+        compact.save(compact.build(repo_id, files), path, stamp, durable=False)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent sees the exit code and builds it itself
+        pass
+    finally:
+        os._exit(code)
+
+
+def _same_files(a: list[tuple[str, FileData]], b: list[tuple[str, FileData]]) -> bool:
+    """The same paths in the same order, each with the very facts and resolution objects."""
+    return len(a) == len(b) and all(
+        pa == pb and da[0] is db[0] and da[1] is db[1] for (pa, da), (pb, db) in zip(a, b, strict=True)
+    )
+
+
 class Snapshots:
     """The daemon's snapshots, one per repository.
 
@@ -718,11 +780,26 @@ class Snapshots:
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
         self._builds: dict[str, _Build] = {}
+        self._pre: dict[str, _Prebuild] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
+        if directory is not None and directory.is_dir():  # what a prebuild left when its daemon died mid-index
+            for stale in directory.glob("*.pre[0-9]*.snap"):
+                stale.unlink(missing_ok=True)
 
-    def get(self, conn: Conn, repo: Repo) -> Snapshot:
+    def get(self, conn: Conn, repo: Repo, info: dict[str, Any] | None = None) -> Snapshot:
         """The repository's snapshot: waits for a background build, or loads it now (on the caller's reader
-        connection) if missing or dropped."""
+        connection) if missing or dropped. `info`, when given, is filled with how the snapshot was made
+        (`madeBy`: index, engine, file or graph, see `loads`) and how long this call waited for it (`waitedMs`:
+        0 when it was ready)."""
+        t_start = time.perf_counter()
+        snap = self._get(conn, repo)
+        if info is not None:
+            waited = time.perf_counter() - t_start
+            info["madeBy"] = self.loads.get(repo.id, {}).get("source")
+            info["waitedMs"] = round(waited * 1000, 1) if waited >= 0.0005 else 0
+        return snap
+
+    def _get(self, conn: Conn, repo: Repo) -> Snapshot:
         deadline = time.monotonic() + self.WAIT_S
         while True:
             with self._lock:
@@ -826,6 +903,77 @@ class Snapshots:
             timer.cancel()
             self._save(*timer.args)  # type: ignore[attr-defined]
 
+    def prebuild(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
+        """A cold listener (on the writer, after resolution, before the write): build the arrays of `files` on a
+        background thread while Kuzu writes them (Kuzu's calls release the GIL), so that the batch's commit
+        finds the snapshot built, or nearly (`apply_batch` takes it); None: that batch failed, forget it."""
+        self._forget_pre(repo.id)
+        if files is None:
+            return
+        pre = _Prebuild(files, threading.Event(), time.perf_counter())
+        base = self._file(repo.id)
+        if base is not None and hasattr(os, "fork"):
+            # A process of its own: a thread would hold the GIL against the writer, which comes back from Kuzu
+            # thousands of times during the write (measured: the write phase 2-2.4x as long). The child only
+            # builds arrays and writes a file; the parent loads that file at the commit (~0.1 s on the stdlib).
+            base.parent.mkdir(parents=True, exist_ok=True)
+            pre.path = base.with_name(f"{base.stem}.pre{os.getpid()}.snap")
+            pre.stamp = {"repo": repo.id, "prebuild": pre.t0}
+            pid = os.fork()
+            if pid == 0:
+                _build_in_child(repo.id, files, pre.path, pre.stamp)
+            pre.pid = pid
+        else:
+            threading.Thread(target=self._run_prebuild, args=(repo, pre), name=f"snapshot-pre-{repo.name}",
+                             daemon=True).start()  # fmt: skip
+        with self._lock:
+            self._pre[repo.id] = pre
+
+    def _forget_pre(self, repo_id: str) -> None:
+        with self._lock:
+            pre = self._pre.pop(repo_id, None)
+        if pre is not None:
+            pre.abandon()  # (a superseded thread finishes, and its arrays go)
+
+    def _run_prebuild(self, repo: Repo, pre: _Prebuild) -> None:
+        try:
+            with _gc_paused():
+                pre.fz = compact.build(repo.id, pre.files)  # (dropped with `pre` if it was superseded)
+        except Exception:
+            log.exception("query snapshot prebuild of %s failed; building it after the commit", repo.root)
+        finally:
+            pre.done.set()
+
+    def _take_prebuilt(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> bool:
+        """After a cold batch committed: show the snapshot `prebuild` made from exactly `files`, waiting on the
+        writer for what is left of its build (the batch's commit makes the snapshot visible, so the first
+        answer after the index does not wait); False when there is none for these files."""
+        with self._lock:
+            pre = self._pre.pop(repo.id, None)
+        if pre is None:
+            return False
+        if not _same_files(pre.files, files):
+            pre.abandon()
+            return False
+        t0 = time.perf_counter()
+        fz = pre.wait()
+        waited = time.perf_counter() - t0
+        if fz is None:
+            return False
+        snap = Snapshot(repo.id)
+        snap.adopt(fz, version)
+        snap.stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
+        self._loaded(repo, snap, "index", pre.t0)
+        self.loads[repo.id]["waitedAtCommitSeconds"] = round(waited, 3)
+        with self._lock:
+            old = self._builds.pop(repo.id, None)
+            self._snaps[repo.id] = snap
+            self._stale.discard(repo.id)
+        if old is not None:
+            old.done.set()  # (its thread sees it was superseded and stops)
+        self._save_soon(repo.id, snap, 0.0)
+        return True
+
     def build_from(self, repo: Repo, files: list[tuple[str, FileData]], version: int) -> None:
         """Replace the repository's snapshot with one built from `files` (every file of the graph) on a
         background thread; called on the writer right after the batch that wrote them committed."""
@@ -925,10 +1073,14 @@ class Snapshots:
         does not carry them; after an incremental one, redo the files it rewrote."""
         if batch.mode == "cold":
             if batch.files is not None:
-                self.build_from(repo, [(p, d) for p, d in batch.files.items() if d is not None], batch.version)
+                every = [(p, d) for p, d in batch.files.items() if d is not None]
+                if not self._take_prebuilt(repo, every, batch.version):
+                    self.build_from(repo, every, batch.version)
             else:
+                self._forget_pre(repo.id)
                 self.on_batch(repo, set(), reload=True, conn=conn)
             return
+        self._forget_pre(repo.id)  # (one made for a batch that did not commit as cold)
         files = dict(batch.files) if batch.files is not None else None
         self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
@@ -939,6 +1091,9 @@ class Snapshots:
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)
+            pre = self._pre.pop(repo_id, None)
+        if pre is not None:
+            pre.abandon()
         if build is not None:
             build.done.set()
         if timer is not None:

@@ -340,6 +340,20 @@ class RepoSync:
             deleted=deleted, affected=tuple(report.affected_paths), files=files if complete else None,
         )  # fmt: skip
 
+    def pending_files(self, plan: Plan, changes: Changes) -> list[tuple[str, FileData]] | None:
+        """Before the write: the (path, (facts, resolution)) pairs `committed` will hand over for this batch
+        once it commits, in its order (None where it will not carry all of them)."""
+        deleted = changes.deleted
+        affected = plan.to_resolve - set(changes.changed)
+        out: list[tuple[str, FileData]] = []
+        for path in sorted((set(changes.changed) | affected) - deleted):
+            facts = self.facts.get(path)
+            res = plan.batch.resolutions.get(path)
+            if facts is None or res is None:
+                return None
+            out.append((path, (facts, res)))
+        return out
+
     def sync(
         self,
         conn: Conn,
@@ -348,10 +362,14 @@ class RepoSync:
         paths: Iterable[str] | None = None,
         full: bool = False,
         between: Callable[[], Any] = lambda: None,
+        resolved: Callable[[list[tuple[str, FileData]]], Any] | None = None,
     ) -> SyncReport:
         """Bring the graph in line with the files. `paths` limits the scan to those (the watcher's dirty set);
         `full` re-parses everything (a rebuild). `between` is called at points where no transaction is open
-        (between parse results, before the write): the writer runs queued quick writes there.
+        (between parse results, before the write): the writer runs queued quick writes there. `resolved` is
+        called, on a cold sync, with what `committed` will hand the listeners if this batch commits (every file
+        of the graph with its facts and resolution) just before the write: the query snapshot is built from it
+        while Kuzu writes.
 
         The stages, each a method below: walk + stat diff (`scan`), read + hash + parse (`parse_changes`, in the
         parse pool), resolve against the symbol table (`resolve`), one graph write (`write`), and `publish`:
@@ -386,6 +404,10 @@ class RepoSync:
         report.deleted = len(changes.deleted)
         report.seconds["resolve"] = time.perf_counter() - t2
 
+        if cold and resolved is not None:
+            pending = self.pending_files(plan, changes)
+            if pending is not None:
+                resolved(pending)
         between()
         t3 = time.perf_counter()
         progress({"phase": "write", "message": f"writing {len(changes.changed)} files"})

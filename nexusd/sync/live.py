@@ -43,6 +43,10 @@ Listener = Callable[[Repo, CommittedBatch, "Conn"], None]
 # Called on the writer thread after a view's overlay changed: fn(repo, view root, overlay files). The query
 # side builds the view's snapshot from it (registered by the composition root).
 ViewListener = Callable[[Repo, str, "dict[str, FileData | None]"], None]
+# Called on the writer thread during a cold sync, after resolution and before the graph write: fn(repo, files),
+# `files` being what the listeners will get as the batch's files if it commits (so the query snapshot can be
+# built while Kuzu writes); fn(repo, None) when that batch then failed.
+ColdListener = Callable[[Repo, "list[tuple[str, FileData]] | None"], None]
 VIEW_SEP = "|"  # watch keys: a repository id, or "<repository id>|<view root>" for a view
 
 
@@ -62,6 +66,7 @@ class LiveSync:
         self.pool = ParsePool()  # its processes start when a sync first needs them
         self.engines: dict[str, RepoSync] = {}
         self.listeners: list[Listener] = []
+        self.cold_listeners: list[ColdListener] = []
         self.views: dict[str, ViewSync] = {}  # by view_key: the overlays of the repositories' other worktrees
         self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
@@ -179,7 +184,8 @@ class LiveSync:
             for attempt in (1, 2):
                 try:
                     report = eng.sync(
-                        conn, progress, paths=paths, full=full, between=lambda: self.writer.service_quick(conn)
+                        conn, progress, paths=paths, full=full, between=lambda: self.writer.service_quick(conn),
+                        resolved=functools.partial(self._resolved, repo) if self.cold_listeners else None,
                     )
                     break
                 except StoreBusy as exc:
@@ -191,6 +197,8 @@ class LiveSync:
                     eng.reset()
         except Exception as exc:
             log.exception("sync of %s failed", repo.root)
+            if self.cold_listeners:
+                self._resolved(repo, None)  # what was handed before the write will not be committed
             eng.reset()  # the in-memory view may be ahead of the graph: rebuild it next time
             record_failure(conn, repo, build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}"))
             self._check_after_failure(conn, rebuilding=recovery)
@@ -213,6 +221,13 @@ class LiveSync:
             report.views_rebased = self._rebase_views(conn, repo, batch)
         report.seconds["listeners"] = time.perf_counter() - t0
         return report
+
+    def _resolved(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
+        for listener in self.cold_listeners:
+            try:
+                listener(repo, files)
+            except Exception:  # a listener must never fail a sync
+                log.exception("cold-sync listener failed")
 
     def _check_after_failure(self, conn: Conn, *, rebuilding: bool) -> None:
         """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged

@@ -177,3 +177,99 @@ def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> Non
         assert any(s.name == "late" for s in snap.by_id.values())
     finally:
         h.close()
+
+
+def test_prebuild_during_the_write_is_taken_at_commit_only_for_the_same_files(tmp_path: Path) -> None:
+    """What the engine hands over before the write (`resolved`) is what `committed` hands the listeners: the
+    snapshot built from it is taken at the commit; a batch of other files, or one that failed, is not."""
+    h = Harness(tmp_path)
+    try:
+        handed: list[Any] = []
+        report = h.engine.sync(h.conn, lambda _: None, resolved=handed.append)
+        h.version += 1
+        batch = h.engine.committed(report, h.version)
+        assert len(handed) == 1 and batch.files is not None
+        assert [p for p, _ in handed[0]] == [p for p, d in batch.files.items() if d is not None]
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+            indexed_at = None
+
+        repo: Any = R()
+        snaps = Snapshots()
+        snaps.prebuild(repo, handed[0])
+        snaps.apply_batch(repo, batch, h.conn)
+        assert snaps.loads[REPO]["source"] == "index"  # shown by the commit: no build after it
+        info: dict[str, Any] = {}
+        snap = snaps.get(h.conn, repo, info)
+        assert info == {"madeBy": "index", "waitedMs": 0}
+        assert dump(snap) == dump(h.loaded())
+
+        # the same paths with other objects (not what was written): built again after the commit
+        other = Snapshots()
+        other.prebuild(repo, [(p, (d[0], d[1])) for p, d in handed[0][:-1]])
+        other.apply_batch(repo, batch, h.conn)
+        assert dump(other.get(h.conn, repo)) == dump(h.loaded())
+        assert other.loads[REPO]["source"] == "engine"
+        # a batch that failed after it was handed over: forgotten
+        failed = Snapshots()
+        failed.prebuild(repo, handed[0])
+        failed.prebuild(repo, None)
+        failed.apply_batch(repo, batch, h.conn)
+        failed.get(h.conn, repo)
+        assert failed.loads[REPO]["source"] == "engine"
+    finally:
+        h.close()
+
+
+def test_prebuild_in_a_process_is_taken_or_falls_back_when_it_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a snapshot directory the prebuild runs in a forked process that saves its arrays for the commit to
+    load; if that process fails, the commit builds the snapshot itself, and no prebuild file is left."""
+    h = Harness(tmp_path)
+    try:
+        handed: list[Any] = []
+        report = h.engine.sync(h.conn, lambda _: None, resolved=handed.append)
+        h.version += 1
+        batch = h.engine.committed(report, h.version)
+
+        class R:
+            id = REPO
+            root = str(h.root)
+            name = "repo"
+            graph_version = h.version
+            indexed_at = None
+
+        repo: Any = R()
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0)
+        snaps.prebuild(repo, handed[0])
+        snaps.apply_batch(repo, batch, h.conn)
+        assert snaps.loads[REPO]["source"] == "index"
+        assert dump(snaps.get(h.conn, repo)) == dump(h.loaded())
+
+        orig = compact.build
+
+        def broken(repo_id: str, files: Any) -> Any:
+            raise RuntimeError("no arrays")
+
+        failing = Snapshots(tmp_path / "snaps2", save_delay_s=0)
+        monkeypatch.setattr(compact, "build", broken)
+        failing.prebuild(repo, handed[0])  # (the child has the broken build)
+        monkeypatch.setattr(compact, "build", orig)
+        failing.apply_batch(repo, batch, h.conn)
+        assert dump(failing.get(h.conn, repo)) == dump(h.loaded())
+        assert failing.loads[REPO]["source"] == "engine"
+        assert not list((tmp_path / "snaps2").glob("*.pre*"))
+    finally:
+        h.close()
+
+
+def test_prebuild_files_left_by_a_killed_daemon_are_removed_at_start(tmp_path: Path) -> None:
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    (snaps / "0123abcd.pre4242.snap").write_bytes(b"half a file")
+    (snaps / "0123abcd.snap").write_bytes(b"kept: the saved snapshot")
+    Snapshots(snaps)
+    assert sorted(p.name for p in snaps.iterdir()) == ["0123abcd.snap"]
