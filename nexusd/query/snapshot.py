@@ -35,6 +35,7 @@ import gc
 import logging
 import os
 import re
+import signal
 import threading
 import time
 from array import array
@@ -700,6 +701,11 @@ class _Build:
     pending: list[tuple[int, dict[str, FileData | None], dict[str, Any]]]
 
 
+# The longest the writer waits at a cold batch's commit for the forked build to end (the stdlib's whole build
+# takes ~7 s; most of it overlaps the write): past it the process is killed and the build runs after the commit.
+PREBUILD_WAIT_S = 600.0
+
+
 @dataclass
 class _Prebuild:
     """A cold batch's snapshot arrays, built while the writer writes that batch to the graph (`prebuild`): in a
@@ -713,10 +719,21 @@ class _Prebuild:
     path: Path | None = None
     stamp: dict[str, Any] | None = None
 
-    def wait(self) -> compact.Frozen | None:
-        """The arrays, once built (None if the build failed)."""
+    def wait(self, limit_s: float | None = None) -> compact.Frozen | None:
+        """The arrays, once built (None if the build failed, or if the process did not end within `limit_s`:
+        then it is killed, so that nothing it could block on in the forked copy, e.g. a lock another thread held
+        at the fork, can hold the writer)."""
         if self.pid:
-            _, status = os.waitpid(self.pid, 0)
+            limit_s = PREBUILD_WAIT_S if limit_s is None else limit_s
+            deadline = time.monotonic() + limit_s
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            while pid == 0 and time.monotonic() < deadline:
+                time.sleep(0.005)
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == 0:
+                log.warning("query snapshot prebuild process %d still running after %.0f s; killed", self.pid, limit_s)
+                os.kill(self.pid, signal.SIGKILL)
+                _, status = os.waitpid(self.pid, 0)
             self.pid = 0
             assert self.path is not None and self.stamp is not None
             try:

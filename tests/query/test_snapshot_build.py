@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from nexusd.query import compact
+from nexusd.query import snapshot as snapshot_mod
 from nexusd.query.snapshot import FileData, Snapshot, Snapshots
 from nexusd.store import Store
 from nexusd.sync import graphwrite
@@ -262,6 +263,23 @@ def test_prebuild_in_a_process_is_taken_or_falls_back_when_it_fails(tmp_path: Pa
         assert dump(failing.get(h.conn, repo)) == dump(h.loaded())
         assert failing.loads[REPO]["source"] == "engine"
         assert not list((tmp_path / "snaps2").glob("*.pre*"))
+
+        # a child that never ends (stuck on something it inherited) is killed at the bound and the commit
+        # builds the snapshot itself: the writer is never held for longer
+        def stuck(repo_id: str, files: Any) -> Any:
+            time.sleep(3600)
+
+        hung = Snapshots(tmp_path / "snaps3", save_delay_s=0)
+        monkeypatch.setattr(compact, "build", stuck)
+        monkeypatch.setattr(snapshot_mod, "PREBUILD_WAIT_S", 0.5)
+        hung.prebuild(repo, handed[0])
+        monkeypatch.setattr(compact, "build", orig)
+        t0 = time.monotonic()
+        hung.apply_batch(repo, batch, h.conn)
+        assert time.monotonic() - t0 < 30
+        assert dump(hung.get(h.conn, repo)) == dump(h.loaded())
+        assert hung.loads[REPO]["source"] == "engine"
+        assert not list((tmp_path / "snaps3").glob("*.pre*"))
     finally:
         h.close()
 
