@@ -150,14 +150,15 @@ def _redact_symbols(facts: FileFacts) -> None:
             sym.doc = redact(sym.doc)[0]
 
 
-def extract(path: str, data: bytes) -> FileFacts:
-    """Facts for one file. Never raises; problems become diagnostics on the returned facts."""
+def extract(path: str, data: bytes, digest: str | None = None) -> FileFacts:
+    """Facts for one file (`digest`: its `content_hash`, when the caller has it). Never raises; problems become
+    diagnostics on the returned facts."""
     path = path.replace("\\", "/")
     facts = FileFacts(
         path=path,
         language=language_for(path),
         role=classify_role(path),
-        hash=content_hash(data),
+        hash=digest or content_hash(data),
         line_count=_line_count(data),
     )
     language = parsed_language(path)
