@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 Shared = Callable[[str, str], "FileFacts | None"]
+SharedTable = Callable[[str, "FileFacts"], "FileTable | None"]
 # A view's differing files parse in the daemon when there are at most this many (after the shared ones and the
 # docs, which take no parser): starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, and
 # with the pool warm each file's facts cost an encode in a worker and a decode here (~12 % of a flask view's
@@ -69,11 +70,14 @@ class ViewSync:
     """The overlay of one view (worktree root) of one repository."""
 
     def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool],
-                 shared: Shared = lambda _p, _h: None) -> None:  # fmt: skip
+                 shared: Shared = lambda _p, _h: None,
+                 shared_table: SharedTable = lambda _p, _f: None) -> None:  # fmt: skip
         self.root = root
         # Facts of a (path, content hash) another view of the repository already holds: worktrees on branches
         # of nearby commits share most of the versions that differ from the baseline, parsed once.
         self.shared = shared
+        # Another view's symbol table of those very facts (a table depends on its facts only): made once too.
+        self.shared_table = shared_table
         self.pool = pool
         # The baseline engine's stages, pointed at the view's root: its walk rules, parse and facts cache.
         self.scanner = RepoSync(repo_id, root, cache_dir, pool)
@@ -211,6 +215,11 @@ class ViewSync:
         facts = self.facts.get(path)
         return facts if facts is not None and digest and facts.hash == digest else None
 
+    def table_of(self, path: str, facts: FileFacts) -> FileTable | None:
+        """The symbol table this view made of `facts` for `path` (with what `set_file` derives from them)."""
+        table = self.tables.get(path)
+        return table if table is not None and table.facts is facts and table.derived is not None else None
+
     def differing(self, base: RepoSync) -> tuple[set[str], set[str]]:
         """(paths whose content in the view differs from the baseline's or that only the view has, baseline
         paths the view does not have)."""
@@ -242,6 +251,12 @@ class ViewSync:
                 if outcome.facts is not None:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)
+        for path in differ:
+            facts, table = self.facts[path], self.tables.get(path)
+            if table is None or table.facts is not facts:
+                other = self.shared_table(path, facts)
+                if other is not None:
+                    self.tables[path] = other
         self.against = None
         self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing, self.tables)
         self.against = (frozenset(differ), frozenset(missing))
