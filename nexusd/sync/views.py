@@ -8,9 +8,10 @@ the repository's baseline graph, resolved against the baseline. Runs on the writ
     -> the view listeners (the query side builds the view's snapshot from them: `query/overlay.py`)
 
 Nothing of a view is written to the graph: the graph holds the baseline, and a view's answers come from the
-baseline's snapshot with the overlay on top. The first scan of a view hashes each of its files against the
-baseline's hash (no parse of a file with the same bytes), so registering a worktree costs a read of its files
-and a parse of the few that differ, not an index. ARCHITECTURE.md ("Worktrees").
+baseline's snapshot with the overlay on top. The first scan of a view takes the files git vouches have the
+baseline's bytes unread (`_git_same`) and hashes the others against the baseline's hash (no parse of a file
+with the same bytes), so registering a worktree costs a read of the files that may differ and a parse of those
+that do, not an index. ARCHITECTURE.md ("Worktrees").
 """
 
 from __future__ import annotations
