@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import subprocess
 import threading
 import time
@@ -79,6 +80,72 @@ def git_identity(root: str) -> GitIdentity | None:
         if first.startswith("worktree "):
             main = os.path.realpath(first[len("worktree "):])
     return GitIdentity(common, git_dir, main)
+
+
+_REGULAR_MODES = ("100644", "100755")
+
+
+def _git_all(calls: list[tuple[str, tuple[str, ...]]], timeout: float = 30.0) -> list[str | None]:
+    """stdout of each (cwd, argv) git command, run at once (each as `_git`: None for a failure)."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for cwd, argv in calls:
+        try:
+            procs.append(subprocess.Popen(["git", "-C", cwd, *argv], stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, env=env))  # fmt: skip
+        except OSError:
+            procs.append(None)
+    out: list[str | None] = []
+    for proc in procs:
+        if proc is None:
+            out.append(None)
+            continue
+        try:
+            stdout, _ = proc.communicate(timeout=timeout)
+        except subprocess.SubprocessError:
+            proc.kill()
+            proc.communicate()
+            out.append(None)
+            continue
+        out.append(stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None)
+    return out
+
+
+def _clean_entries(listing: str | None, dirty: str | None) -> dict[str, str] | None:
+    """path -> mode + blob id of each index entry of a worktree that git vouches for, from its `git ls-files
+    -s -v -z` and `git diff-files --name-only -z`: a regular file at stage 0, tracked normally (`ls-files -v`
+    tag `H`: neither assume-unchanged nor skip-worktree, whose bytes git does not check), and not listed by
+    `diff-files` (an entry whose file's stat does not match it, or that is racily clean and differs, is
+    listed). None when git could not answer."""
+    if listing is None or dirty is None:
+        return None
+    entries: dict[str, str] = {}
+    for record in listing.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split(" ")
+        if path and len(fields) == 4 and fields[0] == "H" and fields[1] in _REGULAR_MODES and fields[3] == "0":
+            entries[path] = fields[1] + fields[2]
+    for path in dirty.split("\0"):
+        entries.pop(path, None)
+    return entries
+
+
+def git_same_files(view_root: str, base_root: str) -> set[str] | None:
+    """Paths whose bytes git says are the same in the two worktrees of one repository (no file is read): each
+    worktree's file matches its index entry (`_clean_entries`) and the two entries have the same mode and
+    blob. None when git cannot tell (not a worktree, git missing) or when a tracked `.gitattributes` differs
+    between them (the same blob could then be checked out as different bytes: line endings, filters; the
+    caller also checks the untracked ones it walks)."""
+    listed = ("ls-files", "-s", "-v", "-z")
+    dirty = ("diff-files", "--name-only", "-z")
+    out = _git_all([(view_root, listed), (view_root, dirty), (base_root, listed), (base_root, dirty)])
+    view, base = _clean_entries(out[0], out[1]), _clean_entries(out[2], out[3])
+    if view is None or base is None:
+        return None
+    same = {p for p, entry in view.items() if base.get(p) == entry}
+    if any(posixpath.basename(p) == ".gitattributes" for p in set(view) ^ set(base) | set(view) - same):
+        return None
+    return same
 
 
 @dataclass

@@ -28,6 +28,7 @@ annotation (`password: str`, `token: Token`), a plain or dotted identifier after
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -182,14 +183,35 @@ def _assignment_replacer(m: re.Match[str]) -> str:
 _ANY_ANCHOR: re.Pattern[str] | None = None
 
 
-def may_hold_secret(text: str) -> bool:
-    """False when no detector's anchor occurs in `text` (then `redact` would change nothing): one regex pass,
-    so a caller with many short strings can check them joined once instead of each."""
+def _any_anchor() -> re.Pattern[str]:
     global _ANY_ANCHOR
     if _ANY_ANCHOR is None:
         anchors = {a for anchors, _p, _r in _TOKEN_DETECTORS for a in anchors} | set(_ASSIGN_ANCHORS)
+        assert not any("\n" in a for a in anchors)  # (`anchored` joins its strings with newlines)
         _ANY_ANCHOR = re.compile("|".join(sorted(map(re.escape, anchors), key=len, reverse=True)))
-    return _ANY_ANCHOR.search(text.lower()) is not None
+    return _ANY_ANCHOR
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when no detector's anchor occurs in `text` (then `redact` would change nothing): one regex pass,
+    so a caller with many short strings can check them joined once instead of each."""
+    return _any_anchor().search(text.lower()) is not None
+
+
+def anchored(texts: list[str]) -> list[int]:
+    """The indexes of the `texts` in which a detector's anchor occurs (`may_hold_secret` of each), found in
+    one regex pass over them joined: no anchor holds a newline, so no match spans two of them."""
+    lowered = [t.lower() for t in texts]
+    starts, at = [], 0
+    for text in lowered:
+        starts.append(at)
+        at += len(text) + 1
+    hits: list[int] = []
+    for match in _any_anchor().finditer("\n".join(lowered)):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        if not hits or hits[-1] != index:
+            hits.append(index)
+    return hits
 
 
 def redact(text: str) -> tuple[str, int]:

@@ -30,6 +30,7 @@ from .views import ViewSync
 from .watcher import Watcher
 
 if TYPE_CHECKING:
+    from ..resolve.base import FileTable
     from ..store import Conn
     from ..writer import Writer
 
@@ -114,7 +115,8 @@ class LiveSync:
         vs = self.views.get(key)
         if vs is None:
             vs = self.views[key] = ViewSync(repo.id, root, self.cache_dir, lambda: self.pool,
-                                            functools.partial(self._shared_facts, repo.id))  # fmt: skip
+                                            functools.partial(self._shared_facts, repo.id),
+                                            functools.partial(self._shared_table, repo.id))  # fmt: skip
         try:
             report = vs.sync(conn, base, progress, paths=paths)
         except Exception:
@@ -130,6 +132,15 @@ class LiveSync:
                 held = vs.held(path, digest)
                 if held is not None:
                     return held
+        return None
+
+    def _shared_table(self, repo_id: str, path: str, facts: FileFacts) -> FileTable | None:
+        """The symbol table one of the repository's views made of these very facts (`_shared_facts`)."""
+        for key, vs in self.views.items():
+            if key.split(VIEW_SEP, 1)[0] == repo_id:
+                table = vs.table_of(path, facts)
+                if table is not None:
+                    return table
         return None
 
     def _publish_view(self, repo: Repo, root: str, vs: ViewSync) -> None:

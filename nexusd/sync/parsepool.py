@@ -59,7 +59,6 @@ class ParseOutcome:
 
 def process_one(root: str, task: ParseTask, max_bytes: int) -> ParseOutcome:
     """Read, hash, and (if changed) extract one file. Never raises."""
-    from ..parse.extract import extract
     from .walk import read_source_checked
 
     data, reason = read_source_checked(root, task.path, max_bytes)
@@ -68,13 +67,20 @@ def process_one(root: str, task: ParseTask, max_bytes: int) -> ParseOutcome:
     digest = content_hash(data)
     if task.known_hash is not None and digest == task.known_hash:
         return ParseOutcome(task.path, "unchanged", hash=digest)
+    return extract_outcome(task.path, data, digest)
+
+
+def extract_outcome(path: str, data: bytes, digest: str | None = None) -> ParseOutcome:
+    """Extract one file already read (and hashed: `digest`, else hashed here). Never raises."""
+    from ..parse.extract import extract
+
     try:
-        _inject_faults(task.path)
-        facts = extract(task.path, data)
+        _inject_faults(path)
+        facts = extract(path, data, digest)
     except Exception as exc:  # extract never raises by contract; this barrier holds if it ever does
-        log.warning("extracting %s failed: %s", task.path, exc)
-        return ParseOutcome(task.path, "skipped", reason="extract-failed")
-    return ParseOutcome(task.path, "parsed", facts=facts, hash=facts.hash)
+        log.warning("extracting %s failed: %s", path, exc)
+        return ParseOutcome(path, "skipped", reason="extract-failed")
+    return ParseOutcome(path, "parsed", facts=facts, hash=facts.hash)
 
 
 def _inject_faults(path: str) -> None:

@@ -8,15 +8,18 @@ the repository's baseline graph, resolved against the baseline. Runs on the writ
     -> the view listeners (the query side builds the view's snapshot from them: `query/overlay.py`)
 
 Nothing of a view is written to the graph: the graph holds the baseline, and a view's answers come from the
-baseline's snapshot with the overlay on top. The first scan of a view hashes each of its files against the
-baseline's hash (no parse of a file with the same bytes), so registering a worktree costs a read of its files
-and a parse of the few that differ, not an index. ARCHITECTURE.md ("Worktrees").
+baseline's snapshot with the overlay on top. The first scan of a view takes the files git vouches have the
+baseline's bytes unread (`_git_same`) and hashes the others against the baseline's hash (no parse of a file
+with the same bytes), so registering a worktree costs a read of the files that may differ and a parse of those
+that do, not an index. ARCHITECTURE.md ("Worktrees").
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
+import stat as stat_mod
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,9 +30,11 @@ from ..batch import CommittedBatch, FileData
 from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
 from ..parse.languages import parsed_language
+from ..repos import git_same_files
 from ..resolve.base import FileTable, RepoIndex
+from .graphwrite import FileStat
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
-from .parsepool import ParseOutcome, ParsePool, ParseTask, inline
+from .parsepool import ParseOutcome, ParsePool, ParseTask, extract_outcome, inline
 from .walk import read_source_checked
 
 if TYPE_CHECKING:
@@ -39,6 +44,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 Shared = Callable[[str, str], "FileFacts | None"]
+SharedTable = Callable[[str, "FileFacts"], "FileTable | None"]
 # A view's differing files parse in the daemon when there are at most this many (after the shared ones and the
 # docs, which take no parser): starting the pool costs 0.3 s on an idle machine and seconds on a loaded one, and
 # with the pool warm each file's facts cost an encode in a worker and a decode here (~12 % of a flask view's
@@ -50,24 +56,29 @@ VIEW_INLINE_MAX = 64
 @dataclass
 class ViewReport(SyncReport):
     """A view's scan: a sync report, plus how many of the differing files took facts another view holds and
-    how many are of a language that is not parsed (both counted in `parsed`, without a parser)."""
+    how many are of a language that is not parsed (both counted in `parsed`, without a parser), and how many
+    files git vouched for (counted in `unchanged`, not read)."""
 
     shared: int = 0
     extracted: int = 0  # differing files of a language that is not parsed: facts made in the daemon, no parser
+    not_read: int = 0  # files git says have the baseline's bytes (same blob, clean in both): not read
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "shared": self.shared, "extracted": self.extracted}
+        return {**super().to_dict(), "shared": self.shared, "extracted": self.extracted, "notRead": self.not_read}
 
 
 class ViewSync:
     """The overlay of one view (worktree root) of one repository."""
 
     def __init__(self, repo_id: str, root: str, cache_dir: Path, pool: Callable[[], ParsePool],
-                 shared: Shared = lambda _p, _h: None) -> None:  # fmt: skip
+                 shared: Shared = lambda _p, _h: None,
+                 shared_table: SharedTable = lambda _p, _f: None) -> None:  # fmt: skip
         self.root = root
         # Facts of a (path, content hash) another view of the repository already holds: worktrees on branches
         # of nearby commits share most of the versions that differ from the baseline, parsed once.
         self.shared = shared
+        # Another view's symbol table of those very facts (a table depends on its facts only): made once too.
+        self.shared_table = shared_table
         self.pool = pool
         # The baseline engine's stages, pointed at the view's root: its walk rules, parse and facts cache.
         self.scanner = RepoSync(repo_id, root, cache_dir, pool)
@@ -90,7 +101,10 @@ class ViewSync:
         report = ViewReport("view")
         scan = self.scanner.scan(known, paths, False, report)
         report.seconds["walk"] = time.perf_counter() - t0
-        changes = self.scanner.parse_changes(self._outcomes(scan.tasks, progress, report), scan, known, report)
+        same = self._git_same(base, scan.stats) if first and paths is None else set()
+        report.seconds["git"] = time.perf_counter() - t0 - report.seconds["walk"]
+        outcomes = self._outcomes(scan.tasks, progress, report, same)
+        changes = self.scanner.parse_changes(outcomes, scan, known, report)
         view_known = dict(known) if not first else {}
         if first:
             present = set(scan.stats)
@@ -118,12 +132,44 @@ class ViewSync:
         report.seconds["total"] = time.perf_counter() - t0
         return report
 
-    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: ViewReport) -> Iterator[ParseOutcome]:
+    def _git_same(self, base: RepoSync, stats: dict[str, FileStat]) -> set[str]:
+        """The view's files that git says have the baseline's bytes (`repos.git_same_files`: the same blob,
+        clean in both worktrees), less those whose baseline file is not what the baseline's hash was taken of
+        (its size or mtime moved since: an edit the baseline has not synced yet). Their known hash is the
+        baseline's, so they need no read. Empty when git cannot tell, or a `.gitattributes` differs."""
+        base_known = base.known or {}
+        same = git_same_files(self.root, base.root)
+        if not same:
+            return set()
+        attributes = {p for p in (*stats, *base_known) if posixpath.basename(p) == ".gitattributes"}
+        if attributes - same:
+            return set()  # line endings or filters may differ: every file is read
+        out = set()
+        for path in same:
+            known = base_known.get(path)
+            if known is None or not known[0] or path not in stats:
+                continue
+            try:
+                st = os.lstat(os.path.join(base.root, path))
+            except OSError:
+                continue
+            if stat_mod.S_ISREG(st.st_mode) and st.st_size == known[1] and st.st_mtime_ns == known[2]:
+                out.add(path)
+        return out
+
+    def _outcomes(self, tasks: list[ParseTask], progress: Progress, report: ViewReport,
+                  same: set[str]) -> Iterator[ParseOutcome]:  # fmt: skip
         """Hash in the daemon first (a read and a hash per file, no process round trip): a file with its known
-        bytes is "unchanged" here; only the others go to the parser (the pool when there are many)."""
+        bytes is "unchanged" here; only the others go to the parser (the pool when there are many). A file in
+        `same` (git vouches it has the baseline's bytes, `_git_same`) is "unchanged" without a read."""
         rest: list[ParseTask] = []
+        read: dict[str, tuple[bytes, str]] = {}  # the bytes (and hash) of `rest` (kept for the inline parse)
         t0 = time.perf_counter()
         for task in tasks:
+            if task.path in same and task.known_hash:
+                report.not_read += 1
+                yield ParseOutcome(task.path, "unchanged", hash=task.known_hash)
+                continue
             data, _reason = read_source_checked(self.root, task.path, MAX_FILE_BYTES)
             digest = content_hash(data) if data is not None else None
             if digest is not None and digest == task.known_hash:
@@ -137,18 +183,31 @@ class ViewSync:
                 # A file recorded but not parsed (docs, data: most of what differs between branches): its
                 # facts are its hash, role and line count, made here from the bytes just read.
                 report.extracted += 1
-                yield ParseOutcome(task.path, "parsed", facts=extract(task.path, data), hash=digest or "")
+                yield ParseOutcome(task.path, "parsed", facts=extract(task.path, data, digest), hash=digest or "")
             else:
                 rest.append(task)
+                if len(rest) > VIEW_INLINE_MAX:
+                    read.clear()  # the pool parses them: it reads them itself
+                elif data is not None and digest is not None:
+                    read[task.path] = (data, digest)
         t1 = time.perf_counter()
         report.seconds["hash"] = t1 - t0
-        yield from self._parse(rest, progress, report)
+        yield from self._parse(rest, progress, report, read)
         report.seconds["parse"] = time.perf_counter() - t1
 
-    def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterator[ParseOutcome]:
+    def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport,
+               read: dict[str, tuple[bytes, str]] | None = None) -> Iterator[ParseOutcome]:  # fmt: skip
+        """Parse `tasks`: in the daemon when few (from the bytes the hash step read, `read`, when it did: no
+        second read or hash), else in the pool."""
         if tasks and len(tasks) <= VIEW_INLINE_MAX:
             progress({"phase": "parse", "done": 0, "total": len(tasks), "message": "parsing in the daemon"})
-            yield from inline(self.root, tasks, MAX_FILE_BYTES)
+            read = read or {}
+            for task in tasks:
+                held = read.pop(task.path, None)
+                if held is None:
+                    yield from inline(self.root, [task], MAX_FILE_BYTES)
+                else:
+                    yield extract_outcome(task.path, held[0], held[1])
         else:
             yield from self.scanner._parse(tasks, progress, report)
 
@@ -156,6 +215,11 @@ class ViewSync:
         """The facts this view holds for `path` when they are of the content `digest`."""
         facts = self.facts.get(path)
         return facts if facts is not None and digest and facts.hash == digest else None
+
+    def table_of(self, path: str, facts: FileFacts) -> FileTable | None:
+        """The symbol table this view made of `facts` for `path` (with what `set_file` derives from them)."""
+        table = self.tables.get(path)
+        return table if table is not None and table.facts is facts and table.derived is not None else None
 
     def differing(self, base: RepoSync) -> tuple[set[str], set[str]]:
         """(paths whose content in the view differs from the baseline's or that only the view has, baseline
@@ -188,6 +252,12 @@ class ViewSync:
                 if outcome.facts is not None:
                     self.facts[outcome.path] = intern_facts(outcome.facts)
         differ &= set(self.facts)
+        for path in differ:
+            facts, table = self.facts[path], self.tables.get(path)
+            if table is None or table.facts is not facts:
+                other = self.shared_table(path, facts)
+                if other is not None:
+                    self.tables[path] = other
         self.against = None
         self.files = resolve_overlay(index, base.facts, {p: self.facts[p] for p in differ}, missing, self.tables)
         self.against = (frozenset(differ), frozenset(missing))

@@ -600,3 +600,47 @@ def test_an_overlay_put_in_and_taken_out_again_leaves_the_baseline_table_as_it_w
     finally:
         conn.close()
         store.close()
+
+
+def test_files_git_says_are_the_baselines_are_not_read_and_uncommitted_changes_are(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    main = Path(os.path.realpath(make_repo(tmp_path / "main", {**APP, **EXTRA, "README.md": "# app\n"})))
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+    wt = Path(os.path.realpath(wt))
+    # Not committed: an edit of the same size (the same blob in the index, different bytes on disk), an edit
+    # that adds a function, and a new untracked file.
+    (wt / "pkg" / "util.py").write_text(APP["pkg/util.py"].replace("x + 1", "x + 2") + "\n\ndef fresh():\n    return 0\n")
+    (wt / "pkg" / "extra.py").write_text(EXTRA["pkg/extra.py"].replace("helper(2)", "helper(3)"))
+    (wt / "pkg" / "new.py").write_text("def untracked_fn():\n    return 1\n")
+    c = daemon.client()
+    _index_all(c, main)
+    r = c.request("index", {"repo": str(wt), "user": USER}, timeout=120)
+    # pkg/__init__.py, pkg/app.py and README.md have the baseline's blob and are clean: taken without a read.
+    assert r["notRead"] == 3 and r["unchanged"] == 3, r
+    assert r["parsed"] == 3 and r["overlay"]["files"] == ["pkg/extra.py", "pkg/new.py", "pkg/util.py"], r
+    assert _names(c, wt, "fresh") == {"fresh"} and _names(c, wt, "untracked_fn") == {"untracked_fn"}
+    assert _names(c, main, "fresh") == set()
+    snippet = c.request("show", {"repo": str(wt), "user": USER, "path": "pkg/extra.py"})
+    assert snippet["node"]["hash"] != c.request("show", {"repo": str(main), "user": USER, "path": "pkg/extra.py"})["node"]["hash"]
+
+
+def test_a_baseline_moved_by_git_but_not_synced_yet_is_not_vouched_for(tmp_path: Path) -> None:
+    """git says the two worktrees' files are the same blob, but the baseline's graph holds an older version of
+    one (its checkout moved and the daemon has not synced it): that file is read in the view."""
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1"}).start()
+    try:
+        main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+        c = d.client()
+        _index_all(c, main)
+        (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef moved_on():\n    return 0\n")
+        git(main, "commit", "-q", "-am", "more")  # the baseline's graph still holds the first util.py
+        wt = tmp_path / "wt"
+        git(main, "worktree", "add", "-q", "-b", "task", str(wt))
+        r = c.request("index", {"repo": str(wt), "user": USER}, timeout=120)
+        assert r["notRead"] == 2 and r["overlay"]["files"] == ["pkg/util.py"], r
+        assert _names(c, wt, "moved_on") == {"moved_on"} and _names(c, main, "moved_on") == set()
+        c.close()
+    finally:
+        d.cleanup()

@@ -157,3 +157,12 @@ def test_deny_list_matches_scrubs_and_persists(tmp_path: Path) -> None:
     )
     path.write_text("not json")
     assert len(DenyList(path)) == 0  # corrupt file: start empty rather than fail
+
+
+def test_anchored_names_the_strings_holding_an_anchor_as_checking_each_would() -> None:
+    from nexusd.history.redact import anchored, may_hold_secret
+
+    texts = ["", "def f(x)", "api_key = 'x'", "", "Password: see docs", "plain", "ghp_" + "a" * 36, "token",
+             "İstanbul token", "two password and secret here", "end"]  # fmt: skip
+    assert anchored(texts) == [i for i, t in enumerate(texts) if may_hold_secret(t)]
+    assert anchored(texts) != [] and anchored(["a", "b"]) == [] and anchored([]) == []
