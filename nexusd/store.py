@@ -313,6 +313,9 @@ class Store:
         # Run once, in order, right after the database opened (schema, registrations, memory replay), by the
         # thread that opened it; other threads' statements wait until they are done.
         self.on_open: list[Callable[[Store], None]] = []
+        # Run after a compaction swapped the rebuilt file in (`_swap_in`): the rows are the same, but their
+        # internal ids (table, offset) are renumbered, so whatever is keyed by them must be dropped.
+        self.on_swap: list[Callable[[], None]] = []
         self.schema_report: dict[str, Any] = {}
         self.fts_available = False
         self._db: kuzu.Database | None = None
@@ -761,6 +764,8 @@ class Store:
                 finally:
                     self._opening = False
                 self._ready = True
+                for hook in self.on_swap:
+                    hook()
 
     def _clear_compaction_leftovers(self) -> None:
         """What a kill during a compaction left: the half-built file and the export."""
