@@ -560,8 +560,6 @@ class Store:
         if not self.checkpoint_allowed():
             log.warning("checkpoint postponed: too little free disk space")
             return False
-        if not self.wal_bytes():
-            return True  # nothing to fold in (and each CHECKPOINT statement costs memory until a reopen)
         try:
             with self.exclusive():
                 (conn or self._admin).execute("CHECKPOINT")
