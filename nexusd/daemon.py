@@ -177,6 +177,9 @@ class Daemon:
         # the socket exists, when registrations need it from the start.
         self.store = store = Store(db, lazy=True, create_whole=True)
         store.on_open.append(lambda s: self.schema_report.update(s.ensure_schema()))
+        from .parse.gcpause import trim_heap
+
+        store.on_reopen.append(trim_heap)  # what the closed Database freed goes back to the system
         from .app import store_needed_at_start
 
         if store_needed_at_start(self.dirs):

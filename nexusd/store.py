@@ -313,6 +313,18 @@ class Store:
         # Run once, in order, right after the database opened (schema, registrations, memory replay), by the
         # thread that opened it; other threads' statements wait until they are done.
         self.on_open: list[Callable[[Store], None]] = []
+        # Run after a compaction swapped the rebuilt file in (`_swap_in`): the rows are the same, but their
+        # internal ids (table, offset) are renumbered, so whatever is keyed by them must be dropped.
+        self.on_swap: list[Callable[[], None]] = []
+        # Run after every reopen (a compaction's swap, or the periodic reopen below): the daemon hands the freed
+        # C heap back to the system there (glibc `malloc_trim`).
+        self.on_reopen: list[Callable[[], None]] = []
+        # Kuzu 0.11.3 keeps ~0.3 MB of anonymous memory per CHECKPOINT statement (even with nothing to fold in)
+        # until the Database closes (bench/kuzu_churn.py; RELIABILITY.md, "What holds the RSS"): the database is
+        # closed and opened again every NEXUS_REOPEN_CHECKPOINTS checkpoints, which bounds it.
+        self._reopen_every = int(config.get("NEXUS_REOPEN_CHECKPOINTS"))
+        self.checkpoints_since_open = 0
+        self.reopens = 0
         self.schema_report: dict[str, Any] = {}
         self.fts_available = False
         self._db: kuzu.Database | None = None
@@ -551,6 +563,10 @@ class Store:
         try:
             with self.exclusive():
                 (conn or self._admin).execute("CHECKPOINT")
+                self.checkpoints_since_open += 1
+                if (self._reopen_every > 0 and self.checkpoints_since_open >= self._reopen_every
+                        and not self._read_only and (conn is None or not conn.in_transaction)):  # fmt: skip
+                    self._reopen(None)  # in the same window: no read transaction is open
         except StoreError as exc:
             log.info("checkpoint postponed: %s", exc)
             return False
@@ -581,8 +597,8 @@ class Store:
 
     def compaction_status(self) -> dict[str, Any]:
         """For `status`: the file's size, the size the last compaction left, the size that triggers the next
-        one, and what the compactions of this run did."""
-        return {**self.compactions, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
+        one, what the compactions of this run did, and how many periodic reopens ran (`checkpoint`)."""
+        return {**self.compactions, "reopens": self.reopens, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
                 "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip
 
     def file_bytes(self) -> int:
@@ -731,7 +747,16 @@ class Store:
         """Close every connection and the database, rename the rebuilt file into place, open it again. Runs in
         the exclusive window (no read transaction open, new reads held back) and holds the open lock, so a
         statement on any other connection waits for the reopened database instead of reaching a closed one."""
-        with self.exclusive(), self._open_lock:
+        with self.exclusive():
+            self._reopen(new)
+
+    def _reopen(self, new: Path | None) -> None:
+        """Close every connection and the database, rename `new` (a rebuilt file) into place if given, and open
+        the database again. The caller holds the exclusive window."""
+        import time
+
+        t0 = time.monotonic()
+        with self._open_lock:
             with self._lock:
                 conns = list(self._conns)
             for c in conns:
@@ -743,12 +768,13 @@ class Store:
                 if db is not None:
                     db.close()
                 wal = Path(str(self.path) + ".wal")
-                if wal.exists() and wal.stat().st_size:
-                    raise StoreError("the database kept a WAL after its checkpoint; not swapped")  # reopened below
-                wal.unlink(missing_ok=True)
-                Path(str(self.path) + ".shadow").unlink(missing_ok=True)
-                os.replace(new, self.path)
-                _fsync_dir(self.path.parent)
+                if new is not None:
+                    if wal.exists() and wal.stat().st_size:
+                        raise StoreError("the database kept a WAL after its checkpoint; not swapped")  # reopened below
+                    wal.unlink(missing_ok=True)
+                    Path(str(self.path) + ".shadow").unlink(missing_ok=True)
+                    os.replace(new, self.path)
+                    _fsync_dir(self.path.parent)
             finally:
                 # The new file when the rename happened, else the old one: either is a whole database.
                 self._db = self._kuzu_database(self.path)
@@ -761,6 +787,15 @@ class Store:
                 finally:
                     self._opening = False
                 self._ready = True
+                self.checkpoints_since_open = 0
+                if new is not None:
+                    for hook in self.on_swap:
+                        hook()
+                else:
+                    self.reopens += 1
+                    log.info("reopened the database (%.2f s)", time.monotonic() - t0)
+                for hook in self.on_reopen:
+                    hook()
 
     def _clear_compaction_leftovers(self) -> None:
         """What a kill during a compaction left: the half-built file and the export."""

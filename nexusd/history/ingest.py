@@ -766,3 +766,13 @@ def delete_repo_history(conn: Conn, repo_id: str) -> None:
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 
+
+def forget_repo_state(conn: Conn, repo_id: str) -> None:
+    """After `delete_repo_history` committed: drop what the daemon keeps of the repository's history beside the
+    graph (the in-daemon BM25 shards, the display rows a reader may have cached while the deletes were still
+    uncommitted), so a forgotten repository leaves nothing behind in memory."""
+    from nexusd.history.rank import forget_repo_docs
+
+    forget_repo_docs(conn, repo_id)
+    retrieve_index.drop(conn, repo_id)
+

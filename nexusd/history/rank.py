@@ -185,7 +185,8 @@ class DocCache:
     entry stays right while its node lives; ingest evicts the nodes it deletes (`forget_docs`,
     `forget_repo_docs`) and bumps `gen`, and a reader adds what it read only if no eviction ran meanwhile.
     Kuzu 0.11 does not hand a deleted node's offset to a later insert (checked), so an evicted key never
-    comes back meaning another row. Filled in full at start (`preload`, ~0.6 s at 50k) and per query for
+    comes back meaning another row; a compaction (`Store.compact`) renumbers every offset, so the store's
+    `on_swap` empties the cache then. Filled in full at start (`preload`, ~0.6 s at 50k) and per query for
     the hits it lacks (nodes inserted since), from the same FTS call with the columns (the old cost).
     """
 
@@ -211,6 +212,14 @@ class DocCache:
                 if key is not None:
                     self.rows.pop(key, None)
 
+    def reset(self) -> None:
+        """Drop every entry: a compaction renumbered the internal ids the entries are keyed by (the rows are
+        refilled per query, from the same FTS call with the columns)."""
+        with self.lock:
+            self.gen += 1
+            self.rows.clear()
+            self.key_of.clear()
+
     def evict_repo(self, repo_id: str) -> None:
         with self.lock:
             self.gen += 1
@@ -230,6 +239,9 @@ def doc_cache(conn: Conn) -> DocCache:
         cache = _CACHES.get(owner)
         if cache is None:
             cache = _CACHES[owner] = DocCache()
+            hooks = getattr(owner, "on_swap", None)
+            if hooks is not None:
+                hooks.append(cache.reset)
         return cache
 
 

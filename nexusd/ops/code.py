@@ -198,14 +198,15 @@ def forget_repo(ctx: Ctx, args: ForgetRepoArgs) -> dict[str, Any]:
 
 
 def _unregister(ctx: Ctx, repo: Repo) -> None:
+    from ..history.ingest import delete_repo_history, forget_repo_state
+
     conn = ctx.conn
     assert conn is not None
     with conn.transaction(deletes=True):
         graphwrite.delete_repo_code(conn, repo.id)
-        from ..history.ingest import delete_repo_history
-
         delete_repo_history(conn, repo.id)
         delete_node(conn, repo.id)
+    forget_repo_state(conn, repo.id)
     parts = ctx.parts
     parts.repos.remove(repo.id)
     parts.live.forget(repo.id)
@@ -280,6 +281,38 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         assert ctx.conn is not None
         store = ctx.conn.store
         return {"compacted": store.compact(ctx.conn), **store.compactions}
+
+
+    @op(
+        "debug.retained",
+        lane="read",
+        description="The repository ids each in-daemon map holds (tests that `repo.forget` leaves nothing behind).",
+    )
+    def debug_retained(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        from ..history.rank import doc_cache
+        from ..retrieve.index import index_for
+        from ..sync.live import VIEW_SEP
+
+        assert ctx.conn is not None
+        parts = ctx.parts
+        cache = doc_cache(ctx.conn)
+        with cache.lock:
+            cached = sorted({row[2] for row in cache.rows.values()})
+        history = index_for(ctx.conn)
+        with history.lock:
+            shards = sorted(history.repos)
+        watcher = parts.live.watcher
+        return {
+            "historyIndex": shards,
+            "historyDocCache": cached,
+            **parts.snapshots.held(),
+            "viewSnapshots": parts.views.held(),
+            "statusCounts": parts.counts.held(),
+            "engines": sorted(parts.live.engines),
+            "views": sorted({k.split(VIEW_SEP, 1)[0] for k in parts.live.views}),
+            "watches": watcher.held() if watcher is not None else [],
+            "registry": sorted(r.id for r in parts.repos.all()),
+        }
 
 
 def _next_action(repo: Repo) -> str:

@@ -204,6 +204,11 @@ class ViewSnapshots:
             self._overlays[(repo.id, root)] = (self._serial, dict(files))
             self._built.pop((repo.id, root), None)
 
+    def held(self) -> list[str]:
+        """The repository ids with an overlay or a built view (`debug.retained`)."""
+        with self._lock:
+            return sorted({k[0] for k in self._overlays} | {k[0] for k in self._built})
+
     def drop(self, repo_id: str, root: str | None = None) -> None:
         with self._lock:
             for key in [k for k in self._overlays if k[0] == repo_id and (root is None or k[1] == root)]:

@@ -1101,14 +1101,23 @@ class Snapshots:
         files = dict(batch.files) if batch.files is not None else None
         self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
+    def held(self) -> dict[str, list[str]]:
+        """The repository ids each of this part's maps holds (`debug.retained`)."""
+        with self._lock:
+            return {"snapshots": sorted(self._snaps), "stale": sorted(self._stale), "builds": sorted(self._builds),
+                    "timers": sorted(self._timers), "loads": sorted(self.loads), "saves": sorted(self.saves),
+                    "prebuilds": sorted(self._pre)}  # fmt: skip
+
     def drop(self, repo_id: str) -> None:
-        """Forget the repository's snapshot, and its saved file."""
+        """Forget the repository's snapshot, its saved file and the figures of its last load and save."""
         with self._lock:
             self._snaps.pop(repo_id, None)
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)
             pre = self._pre.pop(repo_id, None)
+            self.loads.pop(repo_id, None)  # (status figures of a repository that is gone)
+            self.saves.pop(repo_id, None)
         if pre is not None:
             pre.abandon()
         if build is not None:

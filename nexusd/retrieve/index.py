@@ -203,6 +203,12 @@ class HistoryIndex:
                 if not any(w() is conn for w in st.writers):
                     st.writers.append(weakref.ref(conn))
 
+    def drop(self, repo_id: str) -> None:
+        """The repository was forgotten: its shards go (a later reader of the same id builds anew from the
+        graph). `touch` during the forget's deletes made an entry even when no reader had built one."""
+        with self.lock:
+            self.repos.pop(repo_id, None)
+
     def ready(self, conn: Conn, repo_id: str) -> RepoState:
         """The repository's state, synced with the graph if a write was noted since the last sync."""
         st = self.state(repo_id)
@@ -389,6 +395,11 @@ def index_for(conn: Any) -> HistoryIndex:
 def touch(conn: Any, repo_id: str | None = None) -> None:
     """A writer changed HistoryText of `repo_id` (None: of any repository)."""
     index_for(conn).touch(conn, repo_id)
+
+
+def drop(conn: Any, repo_id: str) -> None:
+    """`repo_id` was forgotten (after the deletes committed): drop its state."""
+    index_for(conn).drop(repo_id)
 
 
 def touch_rows(conn: Any, rows: Iterable[dict[str, Any]]) -> None:

@@ -38,6 +38,10 @@ class StatusCounts:
             self._cache[repo.id] = (key, counts, diags)
         return counts, diags
 
+    def held(self) -> list[str]:
+        with self._lock:
+            return sorted(self._cache)
+
     def drop(self, repo_id: str) -> None:
         with self._lock:
             self._cache.pop(repo_id, None)

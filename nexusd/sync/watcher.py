@@ -151,6 +151,11 @@ class Watcher:
             w.observer.stop()
             w.observer.join(5)
 
+    def held(self) -> list[str]:
+        """The watched keys (repository ids, and views' keys), for `debug.retained`."""
+        with self._lock:
+            return sorted(self._watches)
+
     def get(self, repo_id: str) -> RepoWatch | None:
         with self._lock:
             return self._watches.get(repo_id)

@@ -1,0 +1,94 @@
+"""`repo.forget` leaves nothing of the repository in the daemon's memory (issue #19: RSS under op fuzzing).
+
+A real daemon indexes two git repositories, answers the reads that fill its per-repository maps (the query
+snapshot and the figures of its load, the in-daemon history index and the cached display rows of history, status
+counts), forgets one, and `debug.retained`
+lists which maps still hold a repository id: the forgotten one must be in none, the other one still where it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import DaemonProcess, git, make_repo
+from tests.reliability.common import make_py_repo, q
+
+
+def _holding(retained: dict[str, Any], repo_id: str) -> list[str]:
+    return sorted(name for name, ids in retained.items() if repo_id in ids)
+
+
+def _repo(tmp_path: Path, name: str) -> str:
+    root = make_py_repo(tmp_path / name, 6)
+    (root / "README.md").write_text(f"# {name}\n\nThe entry point is func_1_0; see the changelog.\n")
+    make_repo(root, {})
+    (root / "pkg" / "m0000.py").write_text("def entry_point():\n    return 1\n")
+    git(root, "commit", "-qam", f"{name}: add the entry point (#12)")
+    return str(root)
+
+
+def _use(c: Any, root: str) -> None:
+    """The reads that fill the per-repository maps."""
+    c.request("status", {"repo": root})
+    c.request("locate", {"repo": root, "query": "func_1_0"})
+    c.request("query", {"repo": root, "text": "entry point"})
+    c.request("recall", {"repo": root, "query": "entry point changelog"})
+
+
+def test_forget_leaves_no_per_repository_state(tmp_path: Path) -> None:
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1"}).start()
+    try:
+        c = d.client(timeout=120)
+        kept, gone = _repo(tmp_path, "kept"), _repo(tmp_path, "gone")
+        ids = {}
+        for root in (kept, gone):
+            ids[root] = c.request("index", {"repo": root})["id"]
+            c.request("history.sync", {"repo": root})
+        d.stop()  # a restart preloads the history display rows (what recall's full-text path reads)
+        d = DaemonProcess(home=d.home, env={"NEXUS_NO_WATCH": "1"}).start()
+        c = d.client(timeout=120)
+        for root in (kept, gone):
+            _use(c, root)
+        before = c.request("debug.retained")
+        held = _holding(before, ids[gone])
+        # The maps this test is about were filled (else it would pass for nothing).
+        assert {"historyIndex", "historyDocCache", "snapshots", "loads", "statusCounts"} <= set(held), before
+        c.request("repo.forget", {"repo": gone})
+        _use(c, kept)
+        after = c.request("debug.retained")
+        assert _holding(after, ids[gone]) == [], after
+        assert _holding(after, ids[kept]) == _holding(before, ids[kept]), (before, after)
+        # Indexed again under the same id, it answers as before (nothing stale was needed).
+        c.request("index", {"repo": gone})
+        c.request("history.sync", {"repo": gone})
+        hits = c.request("query", {"repo": gone, "text": "entry point"})["results"]
+        assert hits, hits
+    finally:
+        d.stop()
+
+
+def test_a_compaction_empties_the_cache_keyed_by_internal_ids(tmp_path: Path) -> None:
+    """The display rows of history (`rank.DocCache`) are keyed by Kuzu's internal id (table, offset). A
+    compaction rebuilds the file from its rows and renumbers those offsets past any deleted row, so an entry
+    kept across it names another row (or none): the swap must drop them all."""
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1", "NEXUS_COMPACT_MIN_MB": "0"}).start()
+    try:
+        c = d.client(timeout=120)
+        roots = [_repo(tmp_path, name) for name in ("first", "second")]
+        for root in roots:
+            c.request("index", {"repo": root})
+            c.request("history.sync", {"repo": root})
+        d.stop()  # the restart preloads the cache
+        d = DaemonProcess(home=d.home, env={"NEXUS_NO_WATCH": "1", "NEXUS_COMPACT_MIN_MB": "0"}).start()
+        c = d.client(timeout=120)
+        c.request("repo.forget", {"repo": roots[0]})  # the first repository's rows leave a gap of offsets
+        query = "MATCH (n:HistoryText) RETURN n.id, id(n) ORDER BY n.id"
+        before = {r[0]: (r[1]["table"], r[1]["offset"]) for r in q(c, query)}
+        assert c.request("debug.retained")["historyDocCache"], "the cache was not filled"
+        assert c.request("debug.compact", {}, timeout=300)["compacted"] is True
+        after = {r[0]: (r[1]["table"], r[1]["offset"]) for r in q(c, query)}
+        assert after.keys() == before.keys() and after != before  # (what makes old keys wrong)
+        assert c.request("debug.retained")["historyDocCache"] == []
+    finally:
+        d.stop()
