@@ -16,8 +16,10 @@ full extraction.
 
 from __future__ import annotations
 
+import queue
 import re
 import subprocess
+import threading
 from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -536,6 +538,79 @@ def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[..., S
     return names
 
 
+def _blob_specs(c: CommitFacts, changes: Sequence[ChangeFacts]) -> list[str]:
+    """The `rev:path` blobs `name_changes` reads for one commit's changes (a superset for a merge)."""
+    specs: list[str] = []
+    for ch in changes:
+        if ch.status != "D":
+            specs.append(f"{c.sha}:{ch.path}")
+        if c.is_merge:
+            specs.extend(f"{parent}:{ch.path}" for parent in c.parents)
+        elif c.parents and ch.status != "A":
+            specs.append(f"{c.parents[0]}:{ch.old_path or ch.path}")
+    return specs
+
+
+class Prefetch:
+    """A sync's blobs read ahead by a thread (one `git cat-file --batch`, commit by commit, at most AHEAD
+    commits ahead), so git inflates the next commit's blobs while this one's are parsed. `next()` moves to the
+    next commit of the plan; `get` answers from its blobs (a spec outside them is read by a second reader)."""
+
+    AHEAD = 16
+
+    def __init__(self, root: Path | str, plan: list[list[str]]) -> None:
+        self.root = root
+        self.reader = BlobReader(root)
+        self._queue: queue.Queue[dict[str, tuple[str, bytes] | None] | BaseException] = queue.Queue(self.AHEAD)
+        self._stop = threading.Event()
+        self._current: dict[str, tuple[str, bytes] | None] = {}
+        self._other: BlobReader | None = None
+        self._thread = threading.Thread(target=self._run, args=(plan,), name="history-blobs", daemon=True)
+        self._thread.start()
+
+    def _run(self, plan: list[list[str]]) -> None:
+        item: dict[str, tuple[str, bytes] | None] | BaseException
+        for specs in plan:
+            try:
+                item = {spec: self.reader.get(spec) for spec in specs}
+            except Exception as exc:  # noqa: BLE001 - handed to the reader of the queue, which raises it
+                item = exc
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            if self._stop.is_set() or isinstance(item, BaseException):
+                return
+
+    def next(self) -> None:
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        self._current = item
+
+    def get(self, spec: str) -> tuple[str, bytes] | None:
+        if spec in self._current:
+            return self._current[spec]
+        if self._other is None:
+            self._other = BlobReader(self.root)
+        return self._other.get(spec)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.reader.close()
+        if self._other is not None:
+            self._other.close()
+
+    def __enter__(self) -> Prefetch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
     """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
     the lineage links it made, `Link.encode`d: symbols renamed or moved inside the file, by the diff's lines or
@@ -558,7 +633,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
     if not todo:
         return out
     try:
-        reader = BlobReader(root)
+        reader = Prefetch(root, [_blob_specs(c, todo[c.sha]) for c in order])
     except OSError:
         return out
     with reader:
@@ -578,6 +653,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
             return Side(path, found, data, key)
 
         for c in order:
+            reader.next()  # this commit's blobs
             if c.is_merge:  # touched: differs from every parent there (as `git log -L` lists a merge); no links
                 for ch in todo[c.sha]:
                     out[ch.id] = (sorted(merge_touched(ch, c.parents, side)), [])

@@ -238,3 +238,13 @@ def test_a_sync_names_the_same_symbols_with_and_without_incremental_parses(git_r
     with_trees = symbols_at.name_changes(root, commits)
     monkeypatch.setattr(symbols_at, "CACHE_TREES", 0)
     assert with_trees == symbols_at.name_changes(root, commits)
+
+
+def test_prefetched_blobs_are_the_blobs_of_each_commit_in_plan_order(git_repo) -> None:
+    root, commits = _versions_in_git(git_repo)
+    plan = [[f"{c.sha}:m.py", f"{c.parents[0]}:m.py"] for c in commits]
+    with symbols_at.BlobReader(root) as direct, symbols_at.Prefetch(root, plan) as ahead:
+        for specs in plan:
+            ahead.next()
+            for spec in [*specs, f"{commits[-1].parents[0]}:m.py", "HEAD:absent.py"]:  # in and outside the plan
+                assert ahead.get(spec) == direct.get(spec)
