@@ -16,37 +16,149 @@ full extraction.
 
 from __future__ import annotations
 
+import queue
 import re
 import subprocess
-from collections import Counter
+import threading
+from bisect import bisect_right
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from nexusd.history import git as git_source
 from nexusd.history.facts import ChangeFacts, CommitFacts
 from nexusd.parse import extract as extract_mod
 from nexusd.parse.languages import parsed_language
 
+if TYPE_CHECKING:
+    from tree_sitter import Tree
+
 Range = tuple[int, int, str]  # (first line, last line, qualified name), 1-based inclusive
 
 MAX_BLOB_BYTES = 1 << 20  # bigger files are generated or vendored: their changes keep no symbol names
 CACHE_BLOBS = 4096
+CACHE_TREES = 256  # parsed trees kept for incremental parses of older versions (see Trees)
 
 
 def definitions(path: str, data: bytes) -> list[Range]:
     """The symbols of one version of a file, as the code graph would name them; [] when it is not parsed."""
-    language = parsed_language(path)
-    if language is None or language not in extract_mod.HOOKS or len(data) > MAX_BLOB_BYTES:
-        return []
-    if b"\0" in data[: extract_mod.BINARY_PROBE]:
+    language = _definable(path, data)
+    if language is None:
         return []
     try:
-        symbols = extract_mod.definition_symbols(path, language, data)
+        return extract_mod.definition_ranges(language, data)
     except Exception:  # noqa: BLE001 - a version that cannot be parsed names no symbols; the sync goes on
         return []
-    return [(s.start_line, s.end_line, s.qualified_name) for s in symbols]
+
+
+def _definable(path: str, data: bytes) -> str | None:
+    """The language `definitions` parses `data` as, None when it names no symbols in it."""
+    language = parsed_language(path)
+    if language is None or language not in extract_mod.HOOKS or len(data) > MAX_BLOB_BYTES:
+        return None
+    if b"\0" in data[: extract_mod.BINARY_PROBE]:
+        return None
+    return language
+
+
+class Trees:
+    """The latest parsed trees of a sync, by blob id and language (a bounded LRU), so that the version of a file
+    at a commit's parent is parsed incrementally from the version at the commit: the change's hunks are applied
+    to a copy of the newer tree (`Tree.edit`) and the parser reuses every subtree outside them. The hunks are
+    checked first: the newer bytes with the hunks' lines replaced must be exactly the older bytes, else the
+    older version is parsed from scratch. Either way the tree is that of the older bytes, so the names are the
+    same as a fresh parse's (tests/history/test_symbols_at.py compares them)."""
+
+    def __init__(self, size: int = CACHE_TREES) -> None:
+        self.size = size
+        self._trees: OrderedDict[str, Tree] = OrderedDict()
+
+    def ranges(self, key: str, path: str, data: bytes, base: tuple[Side, Sequence[Sequence[int]]] | None) -> list[Range]:
+        language = _definable(path, data)
+        if language is None:
+            return []
+        try:
+            old = self._edited(language, data, base) if base is not None else None
+            tree = extract_mod.parse_tree(language, data, old)
+            self._trees[key] = tree
+            if len(self._trees) > self.size:
+                self._trees.popitem(last=False)
+            return extract_mod.definition_ranges(language, data, tree)
+        except Exception:  # noqa: BLE001 - a version that cannot be parsed names no symbols; the sync goes on
+            return []
+
+    def _edited(self, language: str, data: bytes, base: tuple[Side, Sequence[Sequence[int]]]) -> Tree | None:
+        """The newer side's tree edited into `data`'s coordinates, or None (no tree kept, hunks that do not
+        turn the newer bytes into `data`, a Python coding declaration that re-encodes either side)."""
+        newer, hunks = base
+        tree = self._trees.get(newer.key)
+        if tree is None or not newer.key.endswith(f":{language}") or not hunks:
+            return None
+        if language == "python" and any(b"coding" in x[:400] and extract_mod.source_as_utf8(x) is not x for x in (data, newer.data)):
+            return None  # re-encoded before parsing: the hunks' byte offsets are not the parsed bytes' offsets
+        self._trees.move_to_end(newer.key)
+        src, dst = newer.data, data
+        src_starts, dst_starts = _line_starts(src), _line_starts(dst)
+        edits: list[tuple[int, int, int, int]] = []  # (src start, src end, dst start, dst end), in order
+        for hunk in sorted(hunks, key=lambda h: int(h[0])):
+            ns, nl, os_, ol = (int(x) for x in hunk[:4])
+            a = _offset(src_starts, src, ns if nl > 0 else ns + 1)
+            b = _offset(src_starts, src, ns + nl) if nl > 0 else a
+            c = _offset(dst_starts, dst, os_ if ol > 0 else os_ + 1)
+            d = _offset(dst_starts, dst, os_ + ol) if ol > 0 else c
+            if edits and (a < edits[-1][1] or c < edits[-1][3]):
+                return None
+            edits.append((a, b, c, d))
+        # The check: outside the hunks the two versions are byte for byte the same.
+        pos_src = pos_dst = 0
+        for a, b, c, d in edits:
+            if a - pos_src != c - pos_dst or src[pos_src:a] != dst[pos_dst:c]:
+                return None
+            pos_src, pos_dst = b, d
+        if len(src) - pos_src != len(dst) - pos_dst or src[pos_src:] != dst[pos_dst:]:
+            return None
+        tree = tree.copy()
+        for a, b, c, d in edits:  # first to last: edit i starts at c (the gaps before it are the same length)
+            tree.edit(
+                start_byte=c, old_end_byte=c + (b - a), new_end_byte=d, start_point=_point(dst_starts, c),
+                old_end_point=_point_after(dst_starts, c, b - a, src, a), new_end_point=_point(dst_starts, d),
+            )  # fmt: skip
+        return tree
+
+
+def _line_starts(data: bytes) -> list[int]:
+    starts = [0]
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find(b"\n", i + 1)
+    return starts
+
+
+def _offset(starts: list[int], data: bytes, line: int) -> int:
+    """The byte offset of the start of 1-based `line` (the end of `data` past its last line)."""
+    if line <= 1:
+        return 0
+    return starts[line - 1] if line - 1 < len(starts) else len(data)
+
+
+def _point(starts: list[int], offset: int) -> tuple[int, int]:
+    row = bisect_right(starts, offset) - 1
+    return row, offset - starts[row]
+
+
+def _point_after(dst_starts: list[int], start: int, length: int, src: bytes, src_start: int) -> tuple[int, int]:
+    """The point, in the document being edited, where the replaced `src[src_start:src_start + length]` ended:
+    rows and column counted from `start` (a line start in `dst`'s coordinates)."""
+    row, col = _point(dst_starts, start)
+    segment = src[src_start : src_start + length]
+    lines = segment.count(b"\n")
+    if lines:
+        return row + lines, len(segment) - segment.rfind(b"\n") - 1
+    return row, col + len(segment)
 
 
 def touched(hunks: Iterable[Sequence[int]], new: Sequence[Range], old: Sequence[Range]) -> set[str]:
@@ -219,6 +331,7 @@ class Side:
     path: str
     ranges: list[Range]
     data: bytes
+    key: str = ""  # blob id and language, when read from git (the parsed-tree cache's key)
     _bags: dict[str, Counter[bytes]] = field(default_factory=dict)
     _lines: list[bytes] | None = None
     _sizes: dict[str, int] = field(default_factory=dict)
@@ -405,7 +518,7 @@ def moved_links(vanished: list[tuple[str, Side]], appeared: list[tuple[str, Side
     return out
 
 
-def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[[str, str], Side]) -> set[str]:
+def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[..., Side]) -> set[str]:
     """The symbols a merge's change touched: those its diff from *each* parent touches (a symbol the merge took
     unchanged from one parent is that parent's history, not the merge's)."""
     if len(ch.parent_hunks) != len(parents) or not parents:
@@ -415,7 +528,7 @@ def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[[str, 
     for parent, hunks in zip(parents, ch.parent_hunks, strict=True):
         if not hunks:
             return set()
-        old = side(f"{parent}:{ch.path}", ch.path)
+        old = side(f"{parent}:{ch.path}", ch.path, (new, hunks))
         got = touched(hunks, new.ranges, old.ranges)
         names = got if names is None else names & got
         if not names:
@@ -425,6 +538,79 @@ def merge_touched(ch: ChangeFacts, parents: Sequence[str], side: Callable[[str, 
     return names
 
 
+def _blob_specs(c: CommitFacts, changes: Sequence[ChangeFacts]) -> list[str]:
+    """The `rev:path` blobs `name_changes` reads for one commit's changes (a superset for a merge)."""
+    specs: list[str] = []
+    for ch in changes:
+        if ch.status != "D":
+            specs.append(f"{c.sha}:{ch.path}")
+        if c.is_merge:
+            specs.extend(f"{parent}:{ch.path}" for parent in c.parents)
+        elif c.parents and ch.status != "A":
+            specs.append(f"{c.parents[0]}:{ch.old_path or ch.path}")
+    return specs
+
+
+class Prefetch:
+    """A sync's blobs read ahead by a thread (one `git cat-file --batch`, commit by commit, at most AHEAD
+    commits ahead), so git inflates the next commit's blobs while this one's are parsed. `next()` moves to the
+    next commit of the plan; `get` answers from its blobs (a spec outside them is read by a second reader)."""
+
+    AHEAD = 16
+
+    def __init__(self, root: Path | str, plan: list[list[str]]) -> None:
+        self.root = root
+        self.reader = BlobReader(root)
+        self._queue: queue.Queue[dict[str, tuple[str, bytes] | None] | BaseException] = queue.Queue(self.AHEAD)
+        self._stop = threading.Event()
+        self._current: dict[str, tuple[str, bytes] | None] = {}
+        self._other: BlobReader | None = None
+        self._thread = threading.Thread(target=self._run, args=(plan,), name="history-blobs", daemon=True)
+        self._thread.start()
+
+    def _run(self, plan: list[list[str]]) -> None:
+        item: dict[str, tuple[str, bytes] | None] | BaseException
+        for specs in plan:
+            try:
+                item = {spec: self.reader.get(spec) for spec in specs}
+            except Exception as exc:  # noqa: BLE001 - handed to the reader of the queue, which raises it
+                item = exc
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            if self._stop.is_set() or isinstance(item, BaseException):
+                return
+
+    def next(self) -> None:
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        self._current = item
+
+    def get(self, spec: str) -> tuple[str, bytes] | None:
+        if spec in self._current:
+            return self._current[spec]
+        if self._other is None:
+            self._other = BlobReader(self.root)
+        return self._other.get(spec)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.reader.close()
+        if self._other is not None:
+            self._other.close()
+
+    def __enter__(self) -> Prefetch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
     """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
     the lineage links it made, `Link.encode`d: symbols renamed or moved inside the file, by the diff's lines or
@@ -432,6 +618,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
     skipped or binary patches get none."""
     out: dict[str, tuple[list[str], list[str]]] = {}
     parsed: dict[str, list[Range]] = {}
+    trees = Trees(CACHE_TREES)
     todo: dict[str, list[ChangeFacts]] = {}
     order: list[CommitFacts] = []
     for c in commits:
@@ -446,12 +633,13 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
     if not todo:
         return out
     try:
-        reader = BlobReader(root)
+        reader = Prefetch(root, [_blob_specs(c, todo[c.sha]) for c in order])
     except OSError:
         return out
     with reader:
 
-        def side(spec: str, path: str) -> Side:
+        def side(spec: str, path: str, base: tuple[Side, Sequence[Sequence[int]]] | None = None) -> Side:
+            """`path` at `spec`; `base`: the newer version and the hunks from this one to it (incremental parse)."""
             got = reader.get(spec)
             if got is None:
                 return Side(path, [], b"")
@@ -461,10 +649,11 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
             if found is None:
                 if len(parsed) >= CACHE_BLOBS:
                     parsed.clear()
-                found = parsed[key] = definitions(path, data)
-            return Side(path, found, data)
+                found = parsed[key] = trees.ranges(key, path, data, base)
+            return Side(path, found, data, key)
 
         for c in order:
+            reader.next()  # this commit's blobs
             if c.is_merge:  # touched: differs from every parent there (as `git log -L` lists a merge); no links
                 for ch in todo[c.sha]:
                     out[ch.id] = (sorted(merge_touched(ch, c.parents, side)), [])
@@ -477,7 +666,7 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
                 new = side(f"{c.sha}:{ch.path}", ch.path) if ch.status != "D" else Side(ch.path, [], b"")
                 old_path = ch.old_path or ch.path
                 old = (
-                    side(f"{parent}:{old_path}", old_path)
+                    side(f"{parent}:{old_path}", old_path, (new, ch.hunks))
                     if parent and ch.status != "A"
                     else Side(old_path, [], b"")
                 )

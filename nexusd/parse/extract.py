@@ -61,7 +61,7 @@ from nexusd.parse.hooks import LanguageHooks, string_value
 from nexusd.parse.languages import LANGUAGES, Language, classify_role, language_for, parsed_language
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser, Query
+    from tree_sitter import Node, Parser, Query, Tree
 
 QUERY_DIR = Path(__file__).with_name("queries")
 MAX_BYTES = 4 * 1024 * 1024  # bigger "source" files are generated or vendored: recorded, not parsed
@@ -323,11 +323,52 @@ def _definition(hooks: LanguageHooks, kind: str, node: Node, caps: dict[str, lis
 
 def definition_symbols(path: str, language: str, data: bytes) -> list[SymbolFact]:
     """The symbols of one file from its definition patterns only (no calls, imports or type facts), named as
-    `extract` names them; the history layer names the symbols of old file versions with it. May raise."""
+    `extract` names them. May raise."""
+    hooks, data, defs = _definitions_of(language, data)
+    facts = FileFacts(path=path, language=language, role="", hash="", line_count=0)
+    _build_symbols(facts, hooks, data, defs)
+    return facts.symbols
+
+
+def definition_ranges(language: str, data: bytes, tree: Tree | None = None) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of each symbol `definition_symbols` would return, in its order,
+    without building the symbols (signature, doc, bases, hash): the history layer names the symbols of every
+    old version of a changed file with it. `tree`: `data` already parsed (by `parse_tree`). May raise."""
+    hooks, data, defs = _definitions_of(language, data, tree)
+    out: list[tuple[int, int, str]] = []
+    defs.sort(key=lambda d: (d.start, -d.end))
+    stack: list[tuple[int, str]] = []  # (end byte, qualified name): the sweep of `_build_symbols`, names only
+    last_key: tuple[int, int] | None = None
+    for d in defs:
+        if (d.start, d.end) == last_key:
+            continue
+        last_key = (d.start, d.end)
+        while stack and stack[-1][0] <= d.start:
+            stack.pop()
+        parent_qn = stack[-1][1] if stack else None
+        owner = hooks.owner(d.node) if hooks.has_owners else None
+        if owner:
+            parent_qn = f"{parent_qn}.{owner}" if parent_qn else owner
+        qn = f"{parent_qn}.{d.name}" if parent_qn else d.name
+        out.append((d.node.start_point[0] + 1, d.node.end_point[0] + 1, qn))
+        stack.append((d.end, qn))
+    return out
+
+
+def parse_tree(language: str, data: bytes, old: Tree | None = None) -> Tree:
+    """`data` parsed as `definition_ranges` parses it; `old`: an earlier version's tree, already `edit`ed to
+    `data`'s coordinates, whose unchanged subtrees the parser reuses."""
+    if language == "python" and b"coding" in data[:400]:
+        data = source_as_utf8(data)
+    parser = _parser(language)
+    return parser.parse(data, old) if old is not None else parser.parse(data)
+
+
+def _definitions_of(language: str, data: bytes, tree: Tree | None = None) -> tuple[LanguageHooks, bytes, list[_Def]]:
     hooks = HOOKS[language]
     if language == "python" and b"coding" in data[:400]:
         data = source_as_utf8(data)
-    root = _parser(language).parse(data).root_node
+    root = (tree or _parser(language).parse(data)).root_node
     defs: list[_Def] = []
     roles = _ROLES.setdefault(language, {})
     for pattern, caps in grammar.matches(definition_query(language), root):
@@ -340,9 +381,7 @@ def definition_symbols(path: str, language: str, data: bytes) -> list[SymbolFact
         definition = _definition(hooks, kind, caps[main][0], caps)
         if definition is not None:
             defs.append(definition)
-    facts = FileFacts(path=path, language=language, role="", hash="", line_count=0)
-    _build_symbols(facts, hooks, data, defs)
-    return facts.symbols
+    return hooks, data, defs
 
 
 # Definitions that are a name bound to a value (see `LanguageHooks.keep_value_definition`).

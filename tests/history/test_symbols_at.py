@@ -182,3 +182,69 @@ def test_a_test_split_in_two_continues_in_both_halves() -> None:
     # a newcomer at another depth (a method where a function was) is not a half of it
     nested = symbols_at.Side("t.py", [(1, 5, "C.test_logs_debug"), (8, 13, "test_logs_trace")], SPLIT_NEW)
     assert symbols_at.split_links(hunks, nested, old, made) == []
+
+
+# Versions of one file, oldest first: each step inserts, deletes or rewrites lines at the top, in the middle and
+# at an end without a newline, so the hunks between them take every shape git prints with --unified=0.
+VERSIONS = [
+    b"# -*- coding: utf-8 -*-\nimport os\n\n\ndef a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 2\n",
+    b"import os\nimport sys\n\n\ndef a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 2\n\n    def n(self):\n        return 3",
+    b"import os\nimport sys\n\n\ndef a():\n    x = 1\n    return x\n\n\nclass K:\n    def n(self):\n        return 3\n\n\ndef b():\n    pass\n",
+    b"def a():\n    x = 1\n    return x\n\n\nclass K:\n    def n(self):\n        return 3\n\n\ndef b():\n    pass\n\n\ndef c():\n    return b()",
+]
+
+
+def _versions_in_git(git_repo) -> tuple[Path, list]:
+    from nexusd.history import git as git_source
+
+    root, git = git_repo
+    for i, data in enumerate(VERSIONS):
+        (root / "m.py").write_bytes(data)
+        git("add", "m.py")
+        git("commit", "-q", "-m", f"v{i}")
+    return root, [c for c in git_source.read_commits(root, None, 100, 100) if c.parents]
+
+
+def test_an_older_version_parsed_incrementally_from_the_newer_tree_names_what_a_fresh_parse_names(git_repo) -> None:
+    root, commits = _versions_in_git(git_repo)
+    assert len(commits) == 3
+    with symbols_at.BlobReader(root) as reader:
+        for c in commits:  # newest first, as a sync reads them
+            (ch,) = c.changes
+            trees = symbols_at.Trees()
+            new_oid, new_data = reader.get(f"{c.sha}:m.py") or ("", b"")
+            new = symbols_at.Side("m.py", trees.ranges(f"{new_oid}:python", "m.py", new_data, None), new_data, f"{new_oid}:python")
+            old_oid, old_data = reader.get(f"{c.parents[0]}:m.py") or ("", b"")
+            assert trees._edited("python", old_data, (new, ch.hunks)) is not None, ch.hunks  # the hunks were usable
+            got = trees.ranges(f"{old_oid}:python", "m.py", old_data, (new, ch.hunks))
+            assert got == symbols_at.definitions("m.py", old_data) != []
+
+
+def test_hunks_that_do_not_turn_the_newer_bytes_into_the_older_mean_a_fresh_parse(git_repo) -> None:
+    root, commits = _versions_in_git(git_repo)
+    c = commits[0]
+    with symbols_at.BlobReader(root) as reader:
+        new_oid, new_data = reader.get(f"{c.sha}:m.py") or ("", b"")
+        old_oid, old_data = reader.get(f"{c.parents[0]}:m.py") or ("", b"")
+    trees = symbols_at.Trees()
+    new = symbols_at.Side("m.py", trees.ranges(f"{new_oid}:python", "m.py", new_data, None), new_data, f"{new_oid}:python")
+    wrong = [(h[0] + 1, h[1], h[2] + 1, h[3]) for h in c.changes[0].hunks]
+    assert trees._edited("python", old_data, (new, wrong)) is None
+    assert trees.ranges(f"{old_oid}:python", "m.py", old_data, (new, wrong)) == symbols_at.definitions("m.py", old_data)
+
+
+def test_a_sync_names_the_same_symbols_with_and_without_incremental_parses(git_repo, monkeypatch) -> None:
+    root, commits = _versions_in_git(git_repo)
+    with_trees = symbols_at.name_changes(root, commits)
+    monkeypatch.setattr(symbols_at, "CACHE_TREES", 0)
+    assert with_trees == symbols_at.name_changes(root, commits)
+
+
+def test_prefetched_blobs_are_the_blobs_of_each_commit_in_plan_order(git_repo) -> None:
+    root, commits = _versions_in_git(git_repo)
+    plan = [[f"{c.sha}:m.py", f"{c.parents[0]}:m.py"] for c in commits]
+    with symbols_at.BlobReader(root) as direct, symbols_at.Prefetch(root, plan) as ahead:
+        for specs in plan:
+            ahead.next()
+            for spec in [*specs, f"{commits[-1].parents[0]}:m.py", "HEAD:absent.py"]:  # in and outside the plan
+                assert ahead.get(spec) == direct.get(spec)
