@@ -519,16 +519,25 @@ def _bound_to_same_named(snap: Snapshot, expanded: list[Sym], shown: set[str]) -
     such a call may be a call of the symbol asked about: not a caller the answer can show, nor one it can rule
     out. (holder key, line, call, path, the symbol it was bound to), for holders the answer does not list."""
     out: list[tuple[str, int, str, str, str]] = []
+    by_path: dict[str, list[Sym]] = {}
     for sym in expanded:
-        for sid in snap.by_file.get(sym.path, ()):
+        by_path.setdefault(sym.path, []).append(sym)
+    for path, syms in by_path.items():  # one pass over each file's symbols, however many of them were expanded
+        wanted = {(s.qname, s.kind) for s in syms}
+        same: dict[tuple[str, str], list[Sym]] = {}
+        for sid in snap.by_file.get(path, ()):
             other = snap.by_id.get(sid)
-            if other is None or sid == sym.id or other.qname != sym.qname or other.kind != sym.kind:
-                continue
-            for edge in snap.calls_in.get(sid, ()):
-                holder = snap.by_id.get(edge.other)
-                if edge.resolution != "same-scope" or holder is None or edge.other in shown:
+            if other is not None and (other.qname, other.kind) in wanted:
+                same.setdefault((other.qname, other.kind), []).append(other)
+        for sym in syms:
+            for other in same.get((sym.qname, sym.kind), ()):
+                if other.id == sym.id:
                     continue
-                out.append((holder.key, edge.line, sym.name, holder.path, other.key))
+                for edge in snap.calls_in.get(other.id, ()):
+                    holder = snap.by_id.get(edge.other)
+                    if edge.resolution != "same-scope" or holder is None or edge.other in shown:
+                        continue
+                    out.append((holder.key, edge.line, sym.name, holder.path, other.key))
     out.sort()
     return out
 
