@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,23 +125,16 @@ class LiveSync:
         self._publish_view(repo, root, vs)
         return report
 
+    def _views_of(self, repo_id: str) -> Iterator[ViewSync]:
+        return (vs for key, vs in self.views.items() if key.split(VIEW_SEP, 1)[0] == repo_id)
+
     def _shared_facts(self, repo_id: str, path: str, digest: str) -> FileFacts | None:
         """Facts of `path` with content `digest` that one of the repository's views already holds."""
-        for key, vs in self.views.items():
-            if key.split(VIEW_SEP, 1)[0] == repo_id:
-                held = vs.held(path, digest)
-                if held is not None:
-                    return held
-        return None
+        return next((held for vs in self._views_of(repo_id) if (held := vs.held(path, digest)) is not None), None)
 
     def _shared_table(self, repo_id: str, path: str, facts: FileFacts) -> FileTable | None:
         """The symbol table one of the repository's views made of these very facts (`_shared_facts`)."""
-        for key, vs in self.views.items():
-            if key.split(VIEW_SEP, 1)[0] == repo_id:
-                table = vs.table_of(path, facts)
-                if table is not None:
-                    return table
-        return None
+        return next((t for vs in self._views_of(repo_id) if (t := vs.table_of(path, facts)) is not None), None)
 
     def _publish_view(self, repo: Repo, root: str, vs: ViewSync) -> None:
         view = repo.views.get(root)

@@ -140,19 +140,25 @@ def test_engine_snapshot_equals_graph_snapshot_through_edits(
         h.close()
 
 
+def fake_repo(h: Any) -> Any:
+    """What the snapshot side reads of a registered repository, for the harness's one."""
+
+    class R:
+        id = REPO
+        root = str(h.root)
+        name = "repo"
+        graph_version = h.version
+        indexed_at = None
+
+    return R()
+
+
 def test_background_build_queues_batches_and_readers_wait(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
         report = h.sync()
 
-        class R:
-            id = REPO
-            root = str(h.root)
-            name = "repo"
-            graph_version = h.version
-            indexed_at = None
-
-        repo: Any = R()
+        repo = fake_repo(h)
         snaps = Snapshots()
         # Slow the build down so that a batch arrives while it runs.
         orig = compact.build
@@ -192,14 +198,7 @@ def test_prebuild_during_the_write_is_taken_at_commit_only_for_the_same_files(tm
         assert len(handed) == 1 and batch.files is not None
         assert [p for p, _ in handed[0]] == [p for p, d in batch.files.items() if d is not None]
 
-        class R:
-            id = REPO
-            root = str(h.root)
-            name = "repo"
-            graph_version = h.version
-            indexed_at = None
-
-        repo: Any = R()
+        repo = fake_repo(h)
         snaps = Snapshots()
         snaps.prebuild(repo, handed[0])
         snaps.apply_batch(repo, batch, h.conn)
@@ -236,14 +235,7 @@ def test_prebuild_in_a_process_is_taken_or_falls_back_when_it_fails(tmp_path: Pa
         h.version += 1
         batch = h.engine.committed(report, h.version)
 
-        class R:
-            id = REPO
-            root = str(h.root)
-            name = "repo"
-            graph_version = h.version
-            indexed_at = None
-
-        repo: Any = R()
+        repo = fake_repo(h)
         snaps = Snapshots(tmp_path / "snaps", save_delay_s=0)
         snaps.prebuild(repo, handed[0])
         snaps.apply_batch(repo, batch, h.conn)
