@@ -36,14 +36,7 @@ def repo_id_for(root: Path | str) -> str:
 
 def _git(cwd: str, *argv: str, timeout: float = 10.0) -> str | None:
     """stdout of one git command in `cwd`, or None (not a repository, git missing, a failure or a timeout)."""
-    try:
-        proc = subprocess.run(["git", "-C", cwd, *argv], capture_output=True, timeout=timeout, check=False,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.decode("utf-8", "surrogateescape")
+    return _git_all([(cwd, argv)], timeout)[0]
 
 
 @dataclass(frozen=True)
@@ -86,7 +79,7 @@ _REGULAR_MODES = ("100644", "100755")
 
 
 def _git_all(calls: list[tuple[str, tuple[str, ...]]], timeout: float = 30.0) -> list[str | None]:
-    """stdout of each (cwd, argv) git command, run at once (each as `_git`: None for a failure)."""
+    """stdout of each (cwd, argv) git command, run at once; None for one that failed, could not start or timed out."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     procs: list[subprocess.Popen[bytes] | None] = []
     for cwd, argv in calls:

@@ -142,11 +142,7 @@ class LiveSync:
             view.overlay_files = sum(1 for p in vs.files if p in vs.facts or vs.files[p] is None)
             view.synced_at = time.time()
             view.forget_state()  # the files moved: the next answer counts the dirty files again
-        for listener in self.view_listeners:
-            try:
-                listener(repo, root, vs.files)
-            except Exception:
-                log.exception("view listener failed")
+        _notify(self.view_listeners, "view", repo, root, vs.files)
 
     def _rebase_views(self, conn: Conn, repo: Repo, batch: CommittedBatch) -> list[str]:
         """A baseline batch committed: each view of the repository whose overlay it can move re-resolves its
@@ -216,22 +212,14 @@ class LiveSync:
         record_build(conn, repo, build_summary(report, "ok"), cold=report.mode == "cold")
         t0 = time.perf_counter()
         batch = eng.committed(report, repo.graph_version)
-        for listener in self.listeners:
-            try:
-                listener(repo, batch, conn)
-            except Exception:  # a listener must never fail a committed sync
-                log.exception("graph listener failed")
-        if any(k.split(VIEW_SEP, 1)[0] == repo.id for k in self.views):
+        _notify(self.listeners, "graph", repo, batch, conn)
+        if next(self._views_of(repo.id), None) is not None:
             report.views_rebased = self._rebase_views(conn, repo, batch)
         report.seconds["listeners"] = time.perf_counter() - t0
         return report
 
     def _resolved(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
-        for listener in self.cold_listeners:
-            try:
-                listener(repo, files)
-            except Exception:  # a listener must never fail a sync
-                log.exception("cold-sync listener failed")
+        _notify(self.cold_listeners, "cold-sync", repo, files)
 
     def _check_after_failure(self, conn: Conn, *, rebuilding: bool) -> None:
         """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged
@@ -380,3 +368,12 @@ class LiveSync:
         if self.watcher is not None:
             self.watcher.stop()
         self.pool.close()
+
+
+def _notify(listeners: list[Callable[..., Any]], what: str, *args: Any) -> None:
+    """Call each listener; one that fails is logged and never fails the sync that called it."""
+    for listener in listeners:
+        try:
+            listener(*args)
+        except Exception:
+            log.exception("%s listener failed", what)
