@@ -335,24 +335,7 @@ def definition_ranges(language: str, data: bytes, tree: Tree | None = None) -> l
     without building the symbols (signature, doc, bases, hash): the history layer names the symbols of every
     old version of a changed file with it. `tree`: `data` already parsed (by `parse_tree`). May raise."""
     hooks, data, defs = _definitions_of(language, data, tree)
-    out: list[tuple[int, int, str]] = []
-    defs.sort(key=lambda d: (d.start, -d.end))
-    stack: list[tuple[int, str]] = []  # (end byte, qualified name): the sweep of `_build_symbols`, names only
-    last_key: tuple[int, int] | None = None
-    for d in defs:
-        if (d.start, d.end) == last_key:
-            continue
-        last_key = (d.start, d.end)
-        while stack and stack[-1][0] <= d.start:
-            stack.pop()
-        parent_qn = stack[-1][1] if stack else None
-        owner = hooks.owner(d.node) if hooks.has_owners else None
-        if owner:
-            parent_qn = f"{parent_qn}.{owner}" if parent_qn else owner
-        qn = f"{parent_qn}.{d.name}" if parent_qn else d.name
-        out.append((d.node.start_point[0] + 1, d.node.end_point[0] + 1, qn))
-        stack.append((d.end, qn))
-    return out
+    return [(d.node.start_point[0] + 1, d.node.end_point[0] + 1, qn) for d, _, _, _, qn in _sweep(hooks, defs)]
 
 
 def parse_tree(language: str, data: bytes, old: Tree | None = None) -> Tree:
@@ -422,33 +405,19 @@ def _module_symbol(facts: FileFacts, data: bytes) -> SymbolFact:
 def _build_symbols(
     facts: FileFacts, hooks: LanguageHooks, data: bytes, defs: list[_Def]
 ) -> list[tuple[int, int, str]]:
-    """Sweep definitions in document order with a stack of open containers: parents, kinds, occurrences.
+    """The symbols of `defs`, in `_sweep`'s order: their parents, kinds, occurrences and block scopes.
 
     Returns (start byte, end byte, qualified name) per symbol, in document order, for `_attach_calls`.
     """
     spans: list[tuple[int, int, str]] = []
-    defs.sort(key=lambda d: (d.start, -d.end))
-    stack: list[tuple[int, SymbolFact, Node]] = []  # (end byte, symbol, its node)
+    made: list[tuple[SymbolFact, Node]] = []  # in the sweep's order: what `_sweep`'s container positions index
     seen: dict[tuple[str, str], int] = {}
-    last_key: tuple[int, int] | None = None
     has_stubs = hooks.has_stubs
     has_scopes = hooks.has_block_scopes
     stubs: list[SymbolFact] = []
-    for d in defs:
-        if (d.start, d.end) == last_key:
-            continue  # two patterns matched one node (e.g. a generic and a specific one)
-        last_key = (d.start, d.end)
-        while stack and stack[-1][0] <= d.start:
-            stack.pop()
-        parent = stack[-1][1] if stack else None
-        # A member defined outside its type's body (Go `func (t *T) m()`, C++ `void T::m() {}`) names its
-        # owner itself; the owner is qualified by the enclosing container like any nested definition.
-        owner = hooks.owner(d.node) if hooks.has_owners else None
-        parent_qn = parent.qualified_name if parent else None
-        if owner:
-            parent_qn = f"{parent_qn}.{owner}" if parent_qn else owner
-        kind = hooks.definition_kind(d.kind, "class" if owner else parent.kind if parent else None)
-        qn = f"{parent_qn}.{d.name}" if parent_qn else d.name
+    for d, up, parent_qn, owned, qn in _sweep(hooks, defs):
+        parent, container = made[up] if up >= 0 else (None, None)
+        kind = hooks.definition_kind(d.kind, "class" if owned else parent.kind if parent else None)
         key = (kind, qn)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
@@ -470,15 +439,41 @@ def _build_symbols(
             occurrence=occurrence,
         )
         if has_scopes:
-            sym.scope_start, sym.scope_end = hooks.block_scope(node, stack[-1][2] if stack else None)
+            sym.scope_start, sym.scope_end = hooks.block_scope(node, container)
         facts.symbols.append(sym)
-        stack.append((d.end, sym, node))
+        made.append((sym, node))
         spans.append((d.start, d.end, qn))
         if has_stubs and kind in _STUB_KINDS and hooks.is_stub(node):
             stubs.append(sym)
     if stubs:
         _mark_overloads(facts, stubs)
     return spans
+
+
+def _sweep(hooks: LanguageHooks, defs: list[_Def]) -> Iterator[tuple[_Def, int, str | None, bool, str]]:
+    """The definitions in document order, one per node, with a stack of open containers: each with the position
+    of its innermost container among those yielded before it (-1: the file), the qualified name it is qualified
+    by, whether it names an owner, and its own qualified name. A member defined outside its type's body (Go
+    `func (t *T) m()`, C++ `void T::m() {}`) names its owner itself; the owner is qualified by the enclosing
+    container like any nested definition. `_build_symbols` and `definition_ranges` name symbols by it alike."""
+    defs.sort(key=lambda d: (d.start, -d.end))
+    stack: list[tuple[int, int, str]] = []  # (end byte, position, qualified name)
+    last_key: tuple[int, int] | None = None
+    position = 0
+    for d in defs:
+        if (d.start, d.end) == last_key:
+            continue  # two patterns matched one node (e.g. a generic and a specific one)
+        last_key = (d.start, d.end)
+        while stack and stack[-1][0] <= d.start:
+            stack.pop()
+        up, parent_qn = (stack[-1][1], stack[-1][2]) if stack else (-1, None)
+        owner = hooks.owner(d.node) if hooks.has_owners else None
+        if owner:
+            parent_qn = f"{parent_qn}.{owner}" if parent_qn else owner
+        qn = f"{parent_qn}.{d.name}" if parent_qn else d.name
+        yield d, up, parent_qn, bool(owner), qn
+        stack.append((d.end, position, qn))
+        position += 1
 
 
 _STUB_KINDS = frozenset({"function", "method"})
