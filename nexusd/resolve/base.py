@@ -115,7 +115,7 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived", "scoped")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived", "scoped", "file_level")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
@@ -139,6 +139,13 @@ class FileTable:
                     continue  # a block's binding never hides the file's own
             self.children[sym.parent][sym.name] = sym
             self.by_qn[sym.qualified_name] = sym
+        # how many file-level (not block-scoped) definitions each block-scoped name also has (`top_at`)
+        self.file_level: dict[str, int] | None = None
+        if self.scoped is not None:
+            self.file_level = {}
+            for sym in facts.symbols:
+                if sym.name in self.scoped and sym.parent is None and not sym.scope_end and sym.kind != "module":
+                    self.file_level[sym.name] = self.file_level.get(sym.name, 0) + 1
         self.exports: dict[str, str] = dict(facts.exports)
         self._local_imports: dict[str, set[str]] | None = None
         # (provided pairs, referenced names, type dependency pairs), when kept (`RepoIndex.keep_derived`): a
@@ -166,10 +173,8 @@ class FileTable:
         if best is not None:
             return best, twins == 0
         top = self.top(name)
-        unique = top is not None and not top.scope_end and sum(
-            1 for s in self.facts.symbols if s.name == name and s.parent is None and not s.scope_end and s.kind != "module"
-        ) == 1
-        return top, unique
+        assert self.file_level is not None  # (made with `scoped`)
+        return top, top is not None and not top.scope_end and self.file_level.get(name) == 1
 
     def local_imports(self) -> dict[str, set[str]]:
         """Function qualified name -> the local names imports written inside it bind (`def f(): from m import
