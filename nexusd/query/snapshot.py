@@ -30,6 +30,7 @@ current graph version and its checksum holds (else the graph is read, as before)
 from __future__ import annotations
 
 import bisect
+import ctypes
 import functools
 import gc
 import logging
@@ -756,11 +757,28 @@ class _Prebuild:
             threading.Thread(target=self.wait, name="snapshot-pre-reap", daemon=True).start()
 
 
-def _build_in_child(repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]) -> None:
+def _detach_from(parent: int) -> None:
+    """In a forked process: die with `parent` (PR_SET_PDEATHSIG, or at once if it is already gone) and hold none of
+    its descriptors. Otherwise a kill -9 of the daemon during a cold index left this process holding the PID lock
+    and the bound socket until its build ended: the next daemon could not take the lock, while the socket still
+    accepted connections nobody would answer."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+
+
+def _build_in_child(
+    parent: int, repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]
+) -> None:
     """In the forked process: build, save, exit (never returns; runs nothing of the parent's at exit)."""
     code = 1
     try:
         gc.disable()  # (not `_gc_paused`: its lock may have been held by another thread at the fork)
+        _detach_from(parent)
         compact.save(compact.build(repo_id, files), path, stamp, durable=False)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent sees the exit code and builds it itself
@@ -936,9 +954,10 @@ class Snapshots:
             base.parent.mkdir(parents=True, exist_ok=True)
             pre.path = base.with_name(f"{base.stem}.pre{os.getpid()}.snap")
             pre.stamp = {"repo": repo.id, "prebuild": pre.t0}
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:
-                _build_in_child(repo.id, files, pre.path, pre.stamp)
+                _build_in_child(parent, repo.id, files, pre.path, pre.stamp)
             pre.pid = pid
         else:
             threading.Thread(target=self._run_prebuild, args=(repo, pre), name=f"snapshot-pre-{repo.name}",

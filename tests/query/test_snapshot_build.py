@@ -283,3 +283,59 @@ def test_prebuild_files_left_by_a_killed_daemon_are_removed_at_start(tmp_path: P
     (snaps / "0123abcd.snap").write_bytes(b"kept: the saved snapshot")
     Snapshots(snaps)
     assert sorted(p.name for p in snaps.iterdir()) == ["0123abcd.snap"]
+
+
+def test_a_prebuild_process_holds_nothing_of_the_daemon_and_dies_with_it(tmp_path: Path) -> None:
+    """The forked build keeps none of the parent's descriptors (the PID lock, the bound socket) and is killed
+    with its parent: a kill -9 of the daemon mid-index must not leave a process that keeps the next daemon
+    from taking the lock while the old socket still accepts connections."""
+    import fcntl
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = f"""
+import fcntl, os, sys, time
+from pathlib import Path
+from nexusd.query import compact, snapshot
+lock = open({str(tmp_path / 'pid.lock')!r}, 'w')
+fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+compact.build = lambda *a: time.sleep(3600)
+parent = os.getpid()
+pid = os.fork()
+if pid == 0:
+    snapshot._build_in_child(parent, 'r', [], Path({str(tmp_path / 'x.snap')!r}), {{}})
+print(pid, flush=True)
+time.sleep(3600)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        child = int(proc.stdout.readline())
+        fds: set[int] = set()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # (closing happens just after the fork)
+            fds = {int(fd) for fd in os.listdir(f"/proc/{child}/fd")}
+            if fds <= {0, 1, 2}:
+                break
+            time.sleep(0.02)
+        assert fds <= {0, 1, 2}
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+        def gone() -> bool:
+            try:
+                return Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].startswith("Z")
+            except FileNotFoundError:
+                return True
+
+        deadline = time.monotonic() + 10
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert gone(), "the prebuild process outlived its parent"
+        with open(tmp_path / "pid.lock", "w") as lock:  # the next daemon can take the lock
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        proc.kill()
+        proc.wait()
