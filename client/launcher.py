@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -70,6 +69,8 @@ def verify_socket(dirs: paths.Dirs) -> None:
 
 def start_daemon(dirs: paths.Dirs, timeout: float = START_TIMEOUT_S) -> int:
     """Start `nexusd run` in its own session and wait for its socket. Returns the pid."""
+    import subprocess  # (here: ~3 ms of every client's start-up, and most never start a daemon)
+
     paths.ensure_private_dir(dirs.state)
     start_log = dirs.state / "nexusd.start.log"
     # cwd "/": `python -m nexusd` puts the working directory first on sys.path, so started inside a source
