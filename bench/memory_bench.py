@@ -94,20 +94,42 @@ def tree_cpu_s(pid: int) -> float:
     return total
 
 
+def private_mb(pid: int) -> float:
+    """What the process holds that no other process shares (Private_Clean + Private_Dirty): for a forked child,
+    the pages it copied, where its RSS would count every page it still shares with its parent."""
+    total = 0
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1])
+    return round(total / 1024, 1)
+
+
 def parsers(pid: int) -> dict[str, Any]:
-    """The daemon's child processes (parser workers and the resource tracker multiprocessing starts)."""
+    """The daemon's child processes: parser workers (spawned by multiprocessing), the resource tracker and a first
+    start's database builder (`other_children_rss_mb`), and forked copies of the daemon (the query snapshot's
+    prebuild during a cold index: `forked_private_mb`, only what they copied, since their RSS is mostly the
+    daemon's own pages)."""
+    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+        own = fh.read()
     kids = []
     for kid in children(pid):
         try:
             with open(f"/proc/{kid}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            other = "resource_tracker" in cmd or "nexusd.store" in cmd  # the tracker; a first start's db builder
-            kids.append({"pid": kid, "rss": 0.0, **mem_mb(kid), "tracker": other})
+                raw = fh.read()
+            cmd = raw.replace(b"\0", b" ").decode(errors="replace")
+            kind = ("forked" if raw == own
+                    else "other" if "resource_tracker" in cmd or "nexusd.store" in cmd else "worker")  # fmt: skip
+            entry = {"pid": kid, "rss": 0.0, **mem_mb(kid), "kind": kind}
+            if kind == "forked":
+                entry["private"] = private_mb(kid)
+            kids.append(entry)
         except OSError:
             pass
-    workers = [k for k in kids if not k["tracker"]]
+    workers = [k for k in kids if k["kind"] == "worker"]
     return {"workers": len(workers), "rss_mb": round(sum(k["rss"] for k in workers), 1),
-            "other_children_rss_mb": round(sum(k["rss"] for k in kids if k["tracker"]), 1)}
+            "other_children_rss_mb": round(sum(k["rss"] for k in kids if k["kind"] == "other"), 1),
+            "forked_private_mb": round(sum(k.get("private", 0.0) for k in kids if k["kind"] == "forked"), 1)}
 
 
 def quiesce(pid: int, limit_s: float = 60.0) -> float:

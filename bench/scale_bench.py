@@ -64,7 +64,9 @@ def sample_while(stop: threading.Event, pid: int, peak: dict[str, float]) -> Non
         peak["daemon_rss"] = max(peak.get("daemon_rss", 0.0), d.get("rss", 0.0))
         peak["daemon_anon"] = max(peak.get("daemon_anon", 0.0), d.get("anon", 0.0))
         peak["parsers_rss"] = max(peak.get("parsers_rss", 0.0), float(p["rss_mb"]))
-        peak["total_rss"] = max(peak.get("total_rss", 0.0), d.get("rss", 0.0) + float(p["rss_mb"]))
+        peak["forked_private"] = max(peak.get("forked_private", 0.0), float(p["forked_private_mb"]))
+        peak["total_rss"] = max(peak.get("total_rss", 0.0),
+                                d.get("rss", 0.0) + float(p["rss_mb"]) + float(p["forked_private_mb"]))
         stop.wait(0.5)
 
 
