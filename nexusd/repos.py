@@ -123,22 +123,54 @@ def _clean_entries(listing: str | None, dirty: str | None) -> dict[str, str] | N
     return entries
 
 
-def git_same_files(view_root: str, base_root: str) -> set[str] | None:
-    """Paths whose bytes git says are the same in the two worktrees of one repository (no file is read): each
-    worktree's file matches its index entry (`_clean_entries`) and the two entries have the same mode and
-    blob. None when git cannot tell (not a worktree, git missing) or when a tracked `.gitattributes` differs
-    between them (the same blob could then be checked out as different bytes: line endings, filters; the
-    caller also checks the untracked ones it walks)."""
-    listed = ("ls-files", "-s", "-v", "-z")
-    dirty = ("diff-files", "--name-only", "-z")
-    out = _git_all([(view_root, listed), (view_root, dirty), (base_root, listed), (base_root, dirty)])
-    view, base = _clean_entries(out[0], out[1]), _clean_entries(out[2], out[3])
+_LISTED = ("ls-files", "-s", "-v", "-z")
+_DIRTY = ("diff-files", "--name-only", "-z")
+
+
+def git_clean_entries(*roots: str) -> list[dict[str, str] | None]:
+    """Each worktree's index entries that git vouches for (`_clean_entries`), its two git commands run at once
+    with the others'; None for a worktree git cannot tell about (not a worktree, git missing)."""
+    out = _git_all([(root, argv) for root in roots for argv in (_LISTED, _DIRTY)])
+    return [_clean_entries(out[2 * i], out[2 * i + 1]) for i in range(len(roots))]
+
+
+def same_entries(view: dict[str, str] | None, base: dict[str, str] | None) -> set[str] | None:
+    """Paths whose bytes git says are the same in two worktrees of one repository, from their clean entries
+    (`git_clean_entries`): the two entries have the same mode and blob. None when git could not tell, or when a
+    tracked `.gitattributes` differs between them (the same blob could then be checked out as different
+    bytes: line endings, filters; the caller also checks the untracked ones it walks)."""
     if view is None or base is None:
         return None
     same = {p for p, entry in view.items() if base.get(p) == entry}
     if any(posixpath.basename(p) == ".gitattributes" for p in set(view) ^ set(base) | set(view) - same):
         return None
     return same
+
+
+def git_same_files(view_root: str, base_root: str) -> set[str] | None:
+    """Paths whose bytes git says are the same in the two worktrees of one repository (no file is read): each
+    worktree's file matches its index entry and the two entries have the same mode and blob (`same_entries`)."""
+    return same_entries(*git_clean_entries(view_root, base_root))
+
+
+def index_stamp(root: str) -> tuple[int, int, int, int] | None:
+    """(inode, size, mtime, ctime) of the index file of the worktree at `root` (`.git/index`, or the index in
+    the git dir a linked worktree's `.git` file names), read without git; None when there is none to read.
+    git rewrites the index (a new inode, or new times) whenever an entry changes: add, commit, checkout."""
+    dot_git = os.path.join(root, ".git")
+    try:
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        else:
+            with open(dot_git, encoding="utf-8", errors="surrogateescape") as fh:
+                line = fh.read(4096).strip()
+            if not line.startswith("gitdir: "):
+                return None
+            git_dir = os.path.join(root, line[len("gitdir: "):])
+        st = os.stat(os.path.join(git_dir, "index"))
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @dataclass

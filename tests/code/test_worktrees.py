@@ -644,3 +644,30 @@ def test_a_baseline_moved_by_git_but_not_synced_yet_is_not_vouched_for(tmp_path:
         c.close()
     finally:
         d.cleanup()
+
+
+def test_a_baseline_edit_synced_after_one_view_is_not_vouched_for_in_the_next(tmp_path: Path) -> None:
+    """The baseline's clean index entries are asked of git for the first view and kept for the next ones while
+    its index file is unchanged. An edit of a baseline file (not added: the index stays as it was) synced
+    between two views makes the kept entry stale for that file: the second view, whose file still has the
+    committed bytes, reads it and keeps its own version, and the files nobody touched still go unread."""
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1"}).start()
+    try:
+        main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+        c = d.client()
+        _index_all(c, main)
+        wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+        git(main, "worktree", "add", "-q", "-b", "one", str(wt1))
+        first = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+        assert first["notRead"] == 3 and first["overlay"]["files"] == [], first
+        (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef baseline_only():\n    return 0\n")
+        c.request("index", {"repo": str(main), "user": USER}, timeout=120)  # the baseline syncs the edit
+        assert _names(c, main, "baseline_only") == {"baseline_only"}
+        git(main, "worktree", "add", "-q", "-b", "two", str(wt2))
+        r = c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+        assert r["notRead"] == 2 and r["overlay"]["files"] == ["pkg/util.py"], r
+        assert _names(c, wt2, "baseline_only") == set() and _names(c, wt1, "baseline_only") == set()
+        assert _names(c, wt2, "helper") == {"helper"}
+        c.close()
+    finally:
+        d.cleanup()
