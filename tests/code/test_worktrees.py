@@ -597,6 +597,15 @@ def test_an_overlay_put_in_and_taken_out_again_leaves_the_baseline_table_as_it_w
                 if data is not None:
                     assert data[1] == whole.resolve_file(path), path
             assert files["pkg/util.py"][1].calls and files["pkg/box.py"][1].calls
+            # The view's tables keep their type environment across re-bases (`types.env_table`), grouped as
+            # a fresh index of the worktree groups it.
+            from nexusd.resolve.types import TypeTable
+
+            for path, table in vs.tables.items():
+                assert table.types is not None, path
+                fresh_types = TypeTable(whole, path)
+                assert {k: getattr(table.types, k) for k in TypeTable.__slots__} == {
+                    k: getattr(fresh_types, k) for k in TypeTable.__slots__}, path  # fmt: skip
     finally:
         conn.close()
         store.close()
