@@ -30,7 +30,7 @@ from ..batch import CommittedBatch, FileData
 from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
 from ..parse.languages import parsed_language
-from ..repos import git_clean_entries, index_stamp, same_entries
+from ..repos import git_view_entries, index_stamp, same_entries
 from ..resolve.base import FileTable, RepoIndex
 from .graphwrite import FileStat
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
@@ -86,6 +86,9 @@ class ViewSync:
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
         self.tables: dict[str, FileTable] = {}  # the symbol tables of `facts`, made once (`resolve_overlay`)
+        # The view's `git status` its first scan ran (when, stdout): its answers' state (`repos.View`) is taken
+        # from it rather than asked of git again.
+        self.status: tuple[float, str | None] | None = None
         # The (differing, missing) paths the overlay was last resolved for (`touched_by`).
         self.against: tuple[frozenset[str], frozenset[str]] | None = None
 
@@ -142,16 +145,19 @@ class ViewSync:
         the one it had when git was asked (an edit synced since has a new one), so what a kept entry says is
         what git would say now, for every path it is used for."""
         base_known = base.known or {}
+        now = time.monotonic()
         stamp = index_stamp(base.root)  # before git runs: an index written meanwhile gives another stamp
         kept = base.git_clean
         base_entries: dict[str, str] | None
         known_then: dict[str, Any]
         if stamp is not None and kept is not None and kept[0] == stamp:
-            (view,), base_entries, known_then = git_clean_entries(self.root), kept[1], kept[2]
+            view, _, status = git_view_entries(self.root, None)
+            base_entries, known_then = kept[1], kept[2]
         else:
-            view, base_entries = git_clean_entries(self.root, base.root)
+            view, base_entries, status = git_view_entries(self.root, base.root)
             known_then = {p: base_known.get(p) for p in base_entries} if base_entries is not None else {}
             base.git_clean = (stamp, base_entries, known_then) if stamp is not None and base_entries is not None else None
+        self.status = (now, status)
         same = same_entries(view, base_entries)
         if not same:
             return set()

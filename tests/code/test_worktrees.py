@@ -680,3 +680,25 @@ def test_a_baseline_edit_synced_after_one_view_is_not_vouched_for_in_the_next(tm
         c.close()
     finally:
         d.cleanup()
+
+
+def test_a_views_unclean_files_from_git_status_are_those_diff_files_lists(tmp_path: Path) -> None:
+    """The view's files that differ from their index entries are read from the `git status` its answers need
+    (`repos.status_unclean`), not a `diff-files`: on a real worktree with a staged rename edited again, an
+    unstaged edit, a deletion, a staged-only edit and an untracked file, they are the paths `diff-files` lists."""
+    import subprocess
+
+    from nexusd.repos import STATUS, status_unclean
+
+    main = make_repo(tmp_path / "main", {**APP, "pkg/extra.py": "def extra():\n    return 1\n", "docs/a b.md": "# a\n"})
+    git(main, "mv", "pkg/extra.py", "pkg/renamed.py")
+    (main / "pkg" / "renamed.py").write_text("def extra():\n    return 2\n")
+    (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n# more\n")
+    (main / "pkg" / "app.py").unlink()
+    (main / "docs" / "a b.md").write_text("# b\n")
+    git(main, "add", "docs/a b.md")
+    (main / "new.py").write_text("x = 1\n")
+    out = subprocess.run(["git", "-C", str(main), *STATUS], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(["git", "-C", str(main), "diff-files", "--name-only", "-z"], capture_output=True,
+                            text=True, check=True).stdout  # fmt: skip
+    assert status_unclean(out) == {p for p in listed.split("\0") if p} == {"pkg/renamed.py", "pkg/util.py", "pkg/app.py"}
