@@ -23,9 +23,13 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import CallFact, FileFacts, ImportFact, SymbolFact, symbol_id
 from nexusd.resolve import registry, typedeps
+
+if TYPE_CHECKING:
+    from nexusd.resolve.types import TypeTable
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,7 +119,7 @@ class FileBindings:
 class FileTable:
     """Lookup structures over one file's symbols, built once per `set_file`."""
 
-    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived", "scoped", "file_level")
+    __slots__ = ("facts", "children", "by_qn", "exports", "_local_imports", "derived", "scoped", "file_level", "types")
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
@@ -152,6 +156,8 @@ class FileTable:
         # table put in again (a worktree's overlay applied, then the baseline's table put back) costs no
         # recomputation. None for the baseline's tables otherwise (their memory).
         self.derived: tuple[set[tuple[str, str]], set[str], set[tuple[str, str]]] | None = None
+        # Its facts' type environment, grouped (`types.env_table`), kept on a table that keeps `derived`.
+        self.types: TypeTable | None = None
 
     def top(self, name: str) -> SymbolFact | None:
         return self.children.get(None, {}).get(name)

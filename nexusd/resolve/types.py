@@ -164,11 +164,7 @@ class Evaluator:
         self.active: set[tuple[object, ...]] = set()
 
     def types(self, path: str) -> TypeTable:
-        key = ("types", path)
-        found = self.index.memo.get(key)
-        if found is None:
-            found = self.index.memo[key] = TypeTable(self.index, path)
-        return found  # type: ignore[return-value]
+        return env_table(self.index, path)
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, path: str, scope: str | None, expr: str, this: Value | None, depth: int) -> Value | None:
@@ -538,11 +534,20 @@ def _repo_miss(index: RepoIndex, target: Target) -> bool:
 
 
 def env_table(index: RepoIndex, path: str) -> TypeTable:
-    """The type facts of `path`, grouped (memoised per index generation)."""
+    """The type facts of `path`, grouped (memoised per index generation). A `TypeTable` depends on its file's
+    table only, so a table kept with what it derives (`RepoIndex.keep_derived`: a worktree's overlay tables
+    and the baseline's tables they stand in for, put in and back at every re-base) keeps its grouping too."""
     key = ("types", path)
     found = index.memo.get(key)
     if found is None:
-        found = index.memo[key] = TypeTable(index, path)
+        table = index.tables.get(path)
+        kept = table is not None and table.derived is not None
+        found = table.types if table is not None and kept else None
+        if found is None:
+            found = TypeTable(index, path)
+            if table is not None and kept:
+                table.types = found
+        index.memo[key] = found
     return found  # type: ignore[return-value]
 
 

@@ -288,6 +288,10 @@ class RepoSync:
         # What the last full walk and the parses since left out: path -> reason (for `status`).
         self.walk_skipped: dict[str, str] = {}
         self.parse_skipped: dict[str, str] = {}
+        # The checkout's index entries git vouched for when a worktree's view was first scanned, with the index
+        # file's stamp and `known`'s entry of each such path then (`ViewSync._git_same`): the next view of
+        # the repository reuses them while neither has moved, instead of asking git about the baseline again.
+        self.git_clean: tuple[tuple[int, int, int, int], dict[str, str], dict[str, Any]] | None = None
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -309,6 +313,7 @@ class RepoSync:
         self.facts.clear()
         self.last_batch = {}
         self.known = None
+        self.git_clean = None
 
     def resolution_of(self, path: str) -> FileResolution | None:
         """What the graph holds for `path`'s edges: the last batch's resolution, or the table's resolution of

@@ -122,6 +122,11 @@ class LiveSync:
         except Exception:
             self.views.pop(key, None)  # scanned again from nothing next time
             raise
+        view = repo.views.get(root)
+        if vs.status is not None and view is not None:
+            # The state its answers carry, from the `git status` the scan ran (`ViewSync._git_same`).
+            view.take_status(*vs.status)
+            vs.status = None
         self._publish_view(repo, root, vs)
         return report
 

@@ -30,7 +30,7 @@ from ..batch import CommittedBatch, FileData
 from ..parse.extract import extract
 from ..parse.facts import FileFacts, content_hash
 from ..parse.languages import parsed_language
-from ..repos import git_same_files
+from ..repos import git_view_entries, index_stamp, same_entries
 from ..resolve.base import FileTable, RepoIndex
 from .graphwrite import FileStat
 from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
@@ -86,6 +86,9 @@ class ViewSync:
         self.facts: dict[str, FileFacts] = {}  # the view's facts of the files that differ from the baseline
         self.files: dict[str, FileData | None] = {}  # the overlay last published
         self.tables: dict[str, FileTable] = {}  # the symbol tables of `facts`, made once (`resolve_overlay`)
+        # The view's `git status` its first scan ran (when, stdout): its answers' state (`repos.View`) is taken
+        # from it rather than asked of git again.
+        self.status: tuple[float, str | None] | None = None
         # The (differing, missing) paths the overlay was last resolved for (`touched_by`).
         self.against: tuple[frozenset[str], frozenset[str]] | None = None
 
@@ -133,12 +136,29 @@ class ViewSync:
         return report
 
     def _git_same(self, base: RepoSync, stats: dict[str, FileStat]) -> set[str]:
-        """The view's files that git says have the baseline's bytes (`repos.git_same_files`: the same blob,
+        """The view's files that git says have the baseline's bytes (`repos.same_entries`: the same blob,
         clean in both worktrees), less those whose baseline file is not what the baseline's hash was taken of
         (its size or mtime moved since: an edit the baseline has not synced yet). Their known hash is the
-        baseline's, so they need no read. Empty when git cannot tell, or a `.gitattributes` differs."""
+        baseline's, so they need no read. Empty when git cannot tell, or a `.gitattributes` differs.
+        The baseline's clean entries are asked of git once and kept (`RepoSync.git_clean`) while its index
+        file is unchanged; a kept entry vouches for a path only while the baseline's `known` entry of it is
+        the one it had when git was asked (an edit synced since has a new one), so what a kept entry says is
+        what git would say now, for every path it is used for."""
         base_known = base.known or {}
-        same = git_same_files(self.root, base.root)
+        now = time.monotonic()
+        stamp = index_stamp(base.root)  # before git runs: an index written meanwhile gives another stamp
+        kept = base.git_clean
+        base_entries: dict[str, str] | None
+        known_then: dict[str, Any]
+        if stamp is not None and kept is not None and kept[0] == stamp:
+            view, _, status = git_view_entries(self.root, None)
+            base_entries, known_then = kept[1], kept[2]
+        else:
+            view, base_entries, status = git_view_entries(self.root, base.root)
+            known_then = {p: base_known.get(p) for p in base_entries} if base_entries is not None else {}
+            base.git_clean = (stamp, base_entries, known_then) if stamp is not None and base_entries is not None else None
+        self.status = (now, status)
+        same = same_entries(view, base_entries)
         if not same:
             return set()
         attributes = {p for p in (*stats, *base_known) if posixpath.basename(p) == ".gitattributes"}
@@ -147,7 +167,7 @@ class ViewSync:
         out = set()
         for path in same:
             known = base_known.get(path)
-            if known is None or not known[0] or path not in stats:
+            if known is None or not known[0] or path not in stats or known_then.get(path) != known:
                 continue
             try:
                 st = os.lstat(os.path.join(base.root, path))

@@ -24,7 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirModifiedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
@@ -60,6 +72,13 @@ class RepoWatch:
     mode: str = "inotify"  # inotify | polling | off
     split: bool = False  # root watched alone plus one recursive watch per included top-level folder
     error: str | None = None
+
+
+# The events a watch asks the kernel for: every change, and not a file's being opened or closed unwritten (by
+# default inotify reports those too, and watchdog turns each into an event in Python that the handler drops:
+# two per file the daemon hashes or parses, a view's scan included, or any other process reads).
+_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
+           DirCreatedEvent, DirModifiedEvent, DirDeletedEvent, DirMovedEvent]  # fmt: skip
 
 
 class _Handler(FileSystemEventHandler):
@@ -124,16 +143,16 @@ class Watcher:
             heavy = [e.name for e in tops if e.name in DEFAULT_IGNORED_DIRS and e.name != ".git"]
             if not heavy:
                 # One recursive watch: one inotify reader thread, so one cookie orders every event.
-                observer.schedule(handler, w.root, recursive=True)
+                observer.schedule(handler, w.root, recursive=True, event_filter=_EVENTS)
                 w.watched = [w.root]
             else:
                 # A dependency tree or virtualenv at the top would cost thousands of watches: watch the root
                 # alone and each included top-level folder (each gets its own reader thread and cookie).
-                observer.schedule(handler, w.root, recursive=False)
+                observer.schedule(handler, w.root, recursive=False, event_filter=_EVENTS)
                 w.watched, w.split = [w.root], True
                 for entry in sorted(tops, key=lambda e: e.name):
                     if w.rules.is_ignored(entry.name, True) is None:
-                        observer.schedule(handler, entry.path, recursive=True)
+                        observer.schedule(handler, entry.path, recursive=True, event_filter=_EVENTS)
                         w.watched.append(entry.path)
             observer.start()
             w.observer, w.mode = observer, "inotify"
@@ -200,7 +219,7 @@ class Watcher:
                 if kind == "created" and "/" not in rel and w.mode == "inotify" and w.observer is not None and w.split:
                     # A new top-level folder needs a recursive watch of its own.
                     try:
-                        w.observer.schedule(_Handler(self, w), abs_path, recursive=True)
+                        w.observer.schedule(_Handler(self, w), abs_path, recursive=True, event_filter=_EVENTS)
                         w.watched.append(abs_path)
                     except OSError:
                         pass

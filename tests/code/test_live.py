@@ -167,3 +167,38 @@ def test_queries_answer_during_large_sync_of_another_repo(g: Graph, tmp_path: Pa
     assert answered > 3, "no query was answered while the other repository indexed"
     # Reads are held back only while a COPY or CHECKPOINT runs; bench/ measures the stall, this bounds it.
     assert slowest < 15.0
+
+
+def test_a_watch_hears_changes_and_not_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watched file being read (by the daemon's own scan, or anyone) reaches no Python code: inotify is not
+    asked for opens and unwritten closes. Writes, creations, moves and deletions still arrive."""
+    from nexusd.sync import watcher as watcher_mod
+
+    heard: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    handle = watcher_mod._Handler.on_any_event
+
+    def record(self: object, event: object) -> None:
+        with lock:
+            heard.append((getattr(event, "event_type", ""), os.fsdecode(getattr(event, "src_path", ""))))
+        handle(self, event)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watcher_mod._Handler, "on_any_event", record)
+    root = tmp_path / "r"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("x = 1\n")
+    w = watcher_mod.Watcher(lambda _repo: None)
+    try:
+        w.watch("r", str(root))
+        for _ in range(20):
+            (root / "pkg" / "a.py").read_bytes()
+        (root / "pkg" / "b.py").write_text("y = 2\n")
+        (root / "pkg" / "a.py").rename(root / "pkg" / "c.py")
+        wait_for(lambda: any(kind == "moved" for kind, _ in heard), timeout=10)
+        wait_for(lambda: any(kind == "closed" and path.endswith("b.py") for kind, path in heard), timeout=10)
+        with lock:
+            kinds = {kind for kind, _ in heard}
+        assert not kinds & {"opened", "closed_no_write"}, heard
+        assert {"created", "modified", "moved"} <= kinds, heard
+    finally:
+        w.stop()

@@ -597,6 +597,15 @@ def test_an_overlay_put_in_and_taken_out_again_leaves_the_baseline_table_as_it_w
                 if data is not None:
                     assert data[1] == whole.resolve_file(path), path
             assert files["pkg/util.py"][1].calls and files["pkg/box.py"][1].calls
+            # The view's tables keep their type environment across re-bases (`types.env_table`), grouped as
+            # a fresh index of the worktree groups it.
+            from nexusd.resolve.types import TypeTable
+
+            for path, table in vs.tables.items():
+                assert table.types is not None, path
+                fresh_types = TypeTable(whole, path)
+                assert {k: getattr(table.types, k) for k in TypeTable.__slots__} == {
+                    k: getattr(fresh_types, k) for k in TypeTable.__slots__}, path  # fmt: skip
     finally:
         conn.close()
         store.close()
@@ -644,3 +653,52 @@ def test_a_baseline_moved_by_git_but_not_synced_yet_is_not_vouched_for(tmp_path:
         c.close()
     finally:
         d.cleanup()
+
+
+def test_a_baseline_edit_synced_after_one_view_is_not_vouched_for_in_the_next(tmp_path: Path) -> None:
+    """The baseline's clean index entries are asked of git for the first view and kept for the next ones while
+    its index file is unchanged. An edit of a baseline file (not added: the index stays as it was) synced
+    between two views makes the kept entry stale for that file: the second view, whose file still has the
+    committed bytes, reads it and keeps its own version, and the files nobody touched still go unread."""
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1"}).start()
+    try:
+        main = Path(os.path.realpath(make_repo(tmp_path / "main", APP)))
+        c = d.client()
+        _index_all(c, main)
+        wt1, wt2 = tmp_path / "wt1", tmp_path / "wt2"
+        git(main, "worktree", "add", "-q", "-b", "one", str(wt1))
+        first = c.request("index", {"repo": str(wt1), "user": USER}, timeout=120)
+        assert first["notRead"] == 3 and first["overlay"]["files"] == [], first
+        (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n\ndef baseline_only():\n    return 0\n")
+        c.request("index", {"repo": str(main), "user": USER}, timeout=120)  # the baseline syncs the edit
+        assert _names(c, main, "baseline_only") == {"baseline_only"}
+        git(main, "worktree", "add", "-q", "-b", "two", str(wt2))
+        r = c.request("index", {"repo": str(wt2), "user": USER}, timeout=120)
+        assert r["notRead"] == 2 and r["overlay"]["files"] == ["pkg/util.py"], r
+        assert _names(c, wt2, "baseline_only") == set() and _names(c, wt1, "baseline_only") == set()
+        assert _names(c, wt2, "helper") == {"helper"}
+        c.close()
+    finally:
+        d.cleanup()
+
+
+def test_a_views_unclean_files_from_git_status_are_those_diff_files_lists(tmp_path: Path) -> None:
+    """The view's files that differ from their index entries are read from the `git status` its answers need
+    (`repos.status_unclean`), not a `diff-files`: on a real worktree with a staged rename edited again, an
+    unstaged edit, a deletion, a staged-only edit and an untracked file, they are the paths `diff-files` lists."""
+    import subprocess
+
+    from nexusd.repos import STATUS, status_unclean
+
+    main = make_repo(tmp_path / "main", {**APP, "pkg/extra.py": "def extra():\n    return 1\n", "docs/a b.md": "# a\n"})
+    git(main, "mv", "pkg/extra.py", "pkg/renamed.py")
+    (main / "pkg" / "renamed.py").write_text("def extra():\n    return 2\n")
+    (main / "pkg" / "util.py").write_text(APP["pkg/util.py"] + "\n# more\n")
+    (main / "pkg" / "app.py").unlink()
+    (main / "docs" / "a b.md").write_text("# b\n")
+    git(main, "add", "docs/a b.md")
+    (main / "new.py").write_text("x = 1\n")
+    out = subprocess.run(["git", "-C", str(main), *STATUS], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(["git", "-C", str(main), "diff-files", "--name-only", "-z"], capture_output=True,
+                            text=True, check=True).stdout  # fmt: skip
+    assert status_unclean(out) == {p for p in listed.split("\0") if p} == {"pkg/renamed.py", "pkg/util.py", "pkg/app.py"}
