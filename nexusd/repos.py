@@ -421,6 +421,10 @@ class RepoRegistry:
                     indexed_at=row["at"],
                     last_build=json.loads(row["lastBuild"]) if row["lastBuild"] else None,
                 )
+        partial = {row["key"][len(COLD_WRITE_KEY):] for row in conn.dicts(
+            "MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key", {"p": COLD_WRITE_KEY})}  # fmt: skip
+        for repo_id in partial & set(self._repos):
+            self._repos[repo_id].damaged = ["a cold write was interrupted: the graph is partial until it is rebuilt"]
         views = {row["key"][len(VIEWS_KEY):]: row["value"] for row in conn.dicts(
             "MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key, m.value AS value", {"p": VIEWS_KEY})}  # fmt: skip
         for repo in self.all():
@@ -487,6 +491,8 @@ class RepoRegistry:
         return best
 
 
+# Meta key prefix set while a chunked cold write of a repository is committed only in part (sync.graphwrite).
+COLD_WRITE_KEY = "coldwrite:"
 VIEWS_KEY = "views:"  # Meta key prefix: views:<repository id> -> JSON list of the view roots
 
 
@@ -589,6 +595,7 @@ def rename(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> None:
 def delete_node(conn: Conn, repo_id: str) -> None:
     conn.execute("MATCH (r:Repository {id: $r}) DETACH DELETE r", {"r": repo_id})
     conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": VIEWS_KEY + repo_id})
+    conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": COLD_WRITE_KEY + repo_id})
 
 
 def require_repo(reg: RepoRegistry, args: Scoped, *, user: str | None = None) -> Repo:

@@ -346,6 +346,10 @@ class Store:
             self.open()
 
     @property
+    def buffer_pool_bytes(self) -> int:
+        return self._buffer_pool_mb * 1024 * 1024
+
+    @property
     def opened(self) -> bool:
         """The database is open (always, unless built `lazy` and not needed yet)."""
         return self._ready

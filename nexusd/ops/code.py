@@ -272,6 +272,15 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         return {"armed": True}
 
     @op(
+        "debug.kill_mid_cold_write",
+        lane="write",
+        description="SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery).",
+    )
+    def debug_kill_mid_cold_write(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        graphwrite.FAULTS["kill-mid-cold-write"] = True
+        return {"armed": True}
+
+    @op(
         "debug.compact",
         lane="write",
         long=True,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +21,7 @@ from typing import Any
 from ..batch import edge_rows
 from ..parse import gcpause
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
+from ..repos import COLD_WRITE_KEY
 from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..store import Conn
 from ..textsplit import search_text
@@ -37,6 +40,9 @@ INCOMING_RELS = (
     ("ABOUT", "Fact", ""),
     ("TOUCHED", "Change", ""),
 )
+
+# One table's rows of a cold write: (table, node columns, rows, (from, to) of a relationship table or None).
+Table = tuple[str, Sequence[str], list[tuple[Any, ...]], tuple[str, str] | None]
 
 
 @dataclass
@@ -186,10 +192,11 @@ def _report_dropped(repo_id: str, dropped: list[tuple[Any, ...]], counts: dict[s
 
 
 def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
-    """A repository's first graph (or a full rebuild): everything through CSV COPY in one transaction.
+    """A repository's first graph (or a full rebuild): everything through CSV COPY, in one transaction when the
+    rows fit the buffer pool's share (`cold_budget`), else in transactions of that size (`_write_cold_chunked`).
 
-    Every row is checked before the transaction (unique keys, both ends of each edge among the rows written),
-    so no COPY can fail on the data, and the counts are checked after the commit (`verify_counts`)."""
+    Every row is checked before the first transaction (unique keys, both ends of each edge among the rows
+    written), so no COPY can fail on the data, and the counts are checked after the commit (`verify_counts`)."""
     counts = {"files": 0, "symbols": 0, "imports": 0, "calls": 0}
     files, symbols, top, nested, imports, calls = [], [], [], [], [], []
     with gcpause.Windows() as gc_window:  # millions of row tuples, all kept until the COPY
@@ -217,15 +224,21 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     _report_dropped(batch.repo_id, dropped, counts)
     if FAULTS.pop("dangling-edge", None) and symbols:
         calls = [*calls, (symbols[0][0], "no-such-symbol", 1, "test-fault", 1.0)]  # debug.fail_next_build
-    with conn.transaction(deletes=True):
-        delete_repo_code(conn, batch.repo_id)
-        conn.copy_nodes("File", FILE_COLS, files)
-        conn.copy_nodes("Symbol", SYMBOL_COLS, symbols)
-        conn.copy_rels("HAS_FILE", "Repository", "File", [(batch.repo_id, f[0]) for f in files])
-        conn.copy_rels("CONTAINS", "File", "Symbol", top)
-        conn.copy_rels("CONTAINS", "Symbol", "Symbol", nested)
-        conn.copy_rels("IMPORTS", "File", "File", imports)
-        conn.copy_rels("POSSIBLY_CALLS", "Symbol", "Symbol", calls)
+    has_file = [(batch.repo_id, f[0]) for f in files]
+    tables: list[Table] = [
+        ("File", FILE_COLS, files, None), ("Symbol", SYMBOL_COLS, symbols, None),
+        ("HAS_FILE", (), has_file, ("Repository", "File")), ("CONTAINS", (), top, ("File", "Symbol")),
+        ("CONTAINS", (), nested, ("Symbol", "Symbol")), ("IMPORTS", (), imports, ("File", "File")),
+        ("POSSIBLY_CALLS", (), calls, ("Symbol", "Symbol")),
+    ]  # fmt: skip
+    budget = cold_budget(conn)
+    if sum(row_bytes(rows) * len(rows) for _, _, rows, _ in tables) <= budget:
+        with conn.transaction(deletes=True):
+            delete_repo_code(conn, batch.repo_id)
+            for table, cols, rows, rel in tables:
+                _copy(conn, table, cols, rows, rel)
+    else:
+        counts["transactions"] = _write_cold_chunked(conn, batch.repo_id, tables, budget)
     counts.update(files=len(files), symbols=len(symbols), imports=len(imports), calls=len(calls))
     expected = {"files": len(files), "symbols": len(symbols), "hasFile": len(files),
                 "contains": len(top) + len(nested), "imports": len(imports), "calls": len(calls)}  # fmt: skip
@@ -235,8 +248,70 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     return counts
 
 
+# What one cold-write transaction may hold, in the rows' own bytes (`row_bytes`). Kuzu 0.11.3 keeps a
+# transaction's copied pages in the buffer pool until COMMIT, so a COPY too big for the pool fails with "the buffer
+# pool is full" however it is split into statements; split into transactions it does not (each commit's pages
+# are checkpointed and can be evicted). Measured in the daemon on the kernel's fs/ (77k symbols, 40 MB of rows):
+# one transaction needs 96-128 MB of pool, and a 64 MB pool fails at 8 MB of rows per transaction and holds at
+# 2 MB: about 60 MB of the pool is not the transaction's (tables' pages, primary-key indexes), and the rows take
+# about their size again. So a transaction holds an eighth of what the pool has beyond that reserve.
+COLD_TX_RESERVED_BYTES = 64 * 1024 * 1024
+COLD_TX_POOL_SHARE = 8
+COLD_TX_MIN_BYTES = 1024 * 1024
+
+
+def cold_budget(conn: Conn) -> int:
+    """The row bytes one cold-write transaction may hold (see COLD_TX_POOL_SHARE)."""
+    spare = conn.store.buffer_pool_bytes - COLD_TX_RESERVED_BYTES
+    return max(COLD_TX_MIN_BYTES, spare // COLD_TX_POOL_SHARE)
+
+
+def row_bytes(rows: Sequence[tuple[Any, ...]], samples: int = 2_000) -> int:
+    """About what one of `rows` takes as column data (string lengths, 8 bytes per other value), from an even
+    sample of them: the rows of one table are alike, and a cold write's budget has room for a misestimate."""
+    if not rows:
+        return 0
+    picked = rows[:: max(1, len(rows) // samples)]
+    total = sum(len(v) if isinstance(v, str) else 8 for row in picked for v in row)
+    return max(1, total // len(picked))
+
+
+def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[Table], budget: int) -> int:
+    """A cold write too big for one transaction: the old graph goes and a marker is set (one transaction), the
+    nodes and then the edges are copied in transactions of at most `budget` bytes, and the marker goes with the
+    last one. Until then the repository's graph is partial, and says so: a sync that finds the marker (after a
+    kill, or a failed chunk) rebuilds from nothing (`cold_write_pending`), and the registry marks the repository
+    damaged (stale) until that rebuild commits. Returns the number of transactions."""
+    with conn.transaction(deletes=True):
+        delete_repo_code(conn, repo_id)
+        conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": COLD_WRITE_KEY + repo_id, "v": "writing"})
+    n = 1
+    for table, cols, rows, rel in tables:
+        per_tx = max(1, budget // max(1, row_bytes(rows)))
+        for chunk in chunks(rows, per_tx):
+            with conn.transaction():
+                _copy(conn, table, cols, chunk, rel)
+            n += 1
+            if FAULTS.pop("kill-mid-cold-write", None):  # debug.kill_mid_cold_write: a kill -9 between commits
+                os.kill(os.getpid(), signal.SIGKILL)
+    with conn.transaction():
+        conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": COLD_WRITE_KEY + repo_id})
+    log.info("repository %s: cold write in %d transactions of about %d MB at most", repo_id, n + 1, budget >> 20)
+    return n + 1
+
+
+def cold_write_pending(conn: Conn, repo_id: str | None = None) -> set[str]:
+    """The repositories (or just `repo_id`) whose chunked cold write was committed only in part."""
+    if repo_id is not None:
+        found = conn.scalar("MATCH (m:Meta {key: $k}) RETURN count(m)", {"k": COLD_WRITE_KEY + repo_id})
+        return {repo_id} if found else set()
+    rows = conn.dicts("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key", {"p": COLD_WRITE_KEY})
+    return {row["key"][len(COLD_WRITE_KEY):] for row in rows}
+
+
 # Faults a test can arm through the `debug.fail_next_build` op (registered only with NEXUS_DEBUG_OPS=1):
-# "dangling-edge" hands the next cold COPY one edge to a symbol that does not exist, the way Kuzu fails for real.
+# "dangling-edge" hands the next cold COPY one edge to a symbol that does not exist, the way Kuzu fails for real;
+# "kill-mid-cold-write" kills the daemon (SIGKILL) after the first row transaction of the next chunked cold write.
 FAULTS: dict[str, bool] = {}
 
 

@@ -382,6 +382,8 @@ class RepoSync:
         t0 = time.perf_counter()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
+            # A cold write committed in part (killed, or a chunk failed): what the graph holds is not a whole graph.
+            full = full or bool(graphwrite.cold_write_pending(conn, self.repo_id))
         known = self.known
         cold = full or not known
         report = SyncReport("cold" if cold else "incremental")

@@ -232,7 +232,14 @@ class LiveSync:
         relationship tables (HAS_FILE, CONTAINS, IMPORTS) while the nodes stay, so "rolled back" is not trusted:
         the last good graph is either verified intact or rebuilt. A rebuild that itself failed is not retried
         here (no loop); the next sync or restart tries again."""
+        try:
+            partial = graphwrite.cold_write_pending(conn)
+        except StoreError:
+            partial = set()
         for other in self.repos.all():
+            if other.id in partial:  # a chunked cold write failed part way: its next sync rebuilds it (the marker)
+                other.damaged = ["a cold write failed part way: the graph is partial until it is rebuilt"]
+                continue
             if other.indexed_at is None:
                 continue
             try:
