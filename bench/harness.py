@@ -48,10 +48,15 @@ class BenchDaemon:
                 s.close()
         raise RuntimeError("daemon did not start")
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 900) -> float | None:
+        """SIGTERM and wait; the seconds the daemon took to exit (None when it was not running). A daemon that
+        holds a kernel-sized graph takes minutes (its last checkpoint), so the wait is long."""
         if self.proc and self.proc.poll() is None:
+            t0 = time.perf_counter()
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(60)
+            self.proc.wait(timeout)
+            return time.perf_counter() - t0
+        return None
 
     def rss_mb(self) -> float:
         assert self.proc is not None
@@ -63,6 +68,9 @@ class BenchDaemon:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+        keep = os.environ.get("NEXUS_BENCH_KEEP_LOG")  # a path: the daemon's log is copied there before cleanup
+        if keep and self.dirs.log.exists():
+            shutil.copyfile(self.dirs.log, keep)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

@@ -176,6 +176,7 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                     t0 = time.perf_counter()
                     rr = c.request("sync", {"repo": str(tree)}, timeout=600)
                     noop.append(time.perf_counter() - t0)
+                    out.setdefault("noop_sync_phases", []).append(rr.get("seconds"))
                     if rr.get("mode") != "noop":
                         out["broke"].append(f"no-op sync answered mode {rr.get('mode')!r}")
                 out["noop_sync_with_watcher"] = percentiles(noop)
@@ -185,6 +186,9 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                 except Exception as exc:  # noqa: BLE001
                     out["broke"].append(f"one-file edit: {exc!r}")
                 print(f"one-file edit {out.get('one_file_edit_to_queryable')}", flush=True)
+            shutdown = d.stop()
+            out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
+            print(f"shutdown {out['shutdown_s']} s", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
