@@ -69,8 +69,13 @@ class BenchDaemon:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
         keep = os.environ.get("NEXUS_BENCH_KEEP_LOG")  # a path: the daemon's log is copied there before cleanup
-        if keep and self.dirs.log.exists():
-            shutil.copyfile(self.dirs.log, keep)
+        if keep:
+            # The log rotates at 5 MB (two backups): oldest segment first.
+            segments = [Path(f"{self.dirs.log}.{n}") for n in (2, 1)] + [self.dirs.log]
+            with open(keep, "wb") as out:
+                for seg in segments:
+                    if seg.exists():
+                        out.write(seg.read_bytes())
         shutil.rmtree(self.home, ignore_errors=True)
 
 
