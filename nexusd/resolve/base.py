@@ -268,6 +268,9 @@ class RepoIndex:
         self.type_users: dict[str, dict[str, int]] = defaultdict(dict)
         self._type_users_of: dict[str, set[tuple[str, str]]] = {}
         self.generation = 0
+        # Every path set or removed, in order (`touched_since`); cleared, with a new epoch, when it outgrows them.
+        self._touch_log: list[str] = []
+        self._touch_epoch = 0
         # Bumped only when a path appears or disappears: maps from module names to paths key on this, so a
         # content-only edit does not rebuild them (a 20k-file repository: ~90 ms per edit otherwise).
         self.path_generation = 0
@@ -391,7 +394,22 @@ class RepoIndex:
             self.dirs.add(d)
             d = posixpath.dirname(d)
 
+    def touched_since(self, mark: tuple[int, int]) -> list[str] | None:
+        """The paths set or removed since `mark` (a `touch_mark()`), or None when that is no longer known: lets
+        a language's whole-repository lookups follow an edit instead of being rebuilt for it."""
+        epoch, length = mark
+        if epoch != self._touch_epoch or length > len(self._touch_log):
+            return None
+        return self._touch_log[length:]
+
+    def touch_mark(self) -> tuple[int, int]:
+        return self._touch_epoch, len(self._touch_log)
+
     def _touch(self, path: str) -> None:
+        if len(self._touch_log) > 2 * len(self.paths) + 1024:  # (a cold index logs every path once)
+            self._touch_log = []
+            self._touch_epoch += 1
+        self._touch_log.append(path)
         self.generation += 1
         self._bindings.clear()
         self.memo.clear()
