@@ -421,9 +421,7 @@ class RepoRegistry:
                     indexed_at=row["at"],
                     last_build=json.loads(row["lastBuild"]) if row["lastBuild"] else None,
                 )
-        partial = {row["key"][len(COLD_WRITE_KEY):] for row in conn.dicts(
-            "MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key", {"p": COLD_WRITE_KEY})}  # fmt: skip
-        for repo_id in partial & set(self._repos):
+        for repo_id in cold_write_pending(conn) & set(self._repos):
             self._repos[repo_id].damaged = ["a cold write was interrupted: the graph is partial until it is rebuilt"]
         views = {row["key"][len(VIEWS_KEY):]: row["value"] for row in conn.dicts(
             "MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key, m.value AS value", {"p": VIEWS_KEY})}  # fmt: skip
@@ -493,6 +491,17 @@ class RepoRegistry:
 
 # Meta key prefix set while a chunked cold write of a repository is committed only in part (sync.graphwrite).
 COLD_WRITE_KEY = "coldwrite:"
+
+
+def cold_write_pending(conn: Conn, repo_id: str | None = None) -> set[str]:
+    """The repositories (or just `repo_id`) whose chunked cold write was committed only in part."""
+    if repo_id is not None:
+        found = conn.scalar("MATCH (m:Meta {key: $k}) RETURN count(m)", {"k": COLD_WRITE_KEY + repo_id})
+        return {repo_id} if found else set()
+    rows = conn.dicts("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key", {"p": COLD_WRITE_KEY})
+    return {row["key"][len(COLD_WRITE_KEY):] for row in rows}
+
+
 VIEWS_KEY = "views:"  # Meta key prefix: views:<repository id> -> JSON list of the view roots
 
 

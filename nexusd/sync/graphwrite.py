@@ -280,7 +280,7 @@ def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[Table], budget: i
     """A cold write too big for one transaction: the old graph goes and a marker is set (one transaction), the
     nodes and then the edges are copied in transactions of at most `budget` bytes, and the marker goes with the
     last one. Until then the repository's graph is partial, and says so: a sync that finds the marker (after a
-    kill, or a failed chunk) rebuilds from nothing (`cold_write_pending`), and the registry marks the repository
+    kill, or a failed chunk) rebuilds from nothing (`repos.cold_write_pending`), and the registry marks the repository
     damaged (stale) until that rebuild commits. Returns the number of transactions."""
     with conn.transaction(deletes=True):
         delete_repo_code(conn, repo_id)
@@ -298,15 +298,6 @@ def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[Table], budget: i
         conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": COLD_WRITE_KEY + repo_id})
     log.info("repository %s: cold write in %d transactions of about %d MB at most", repo_id, n + 1, budget >> 20)
     return n + 1
-
-
-def cold_write_pending(conn: Conn, repo_id: str | None = None) -> set[str]:
-    """The repositories (or just `repo_id`) whose chunked cold write was committed only in part."""
-    if repo_id is not None:
-        found = conn.scalar("MATCH (m:Meta {key: $k}) RETURN count(m)", {"k": COLD_WRITE_KEY + repo_id})
-        return {repo_id} if found else set()
-    rows = conn.dicts("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key AS key", {"p": COLD_WRITE_KEY})
-    return {row["key"][len(COLD_WRITE_KEY):] for row in rows}
 
 
 # Faults a test can arm through the `debug.fail_next_build` op (registered only with NEXUS_DEBUG_OPS=1):

@@ -33,6 +33,7 @@ from ..batch import CommittedBatch, FileData
 from ..errors import TooLarge
 from ..parse import gcpause
 from ..parse.facts import FileFacts, facts_from_plain, facts_to_plain, file_id
+from ..repos import cold_write_pending
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
 from . import graphwrite
@@ -383,7 +384,7 @@ class RepoSync:
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
             # A cold write committed in part (killed, or a chunk failed): what the graph holds is not a whole graph.
-            full = full or bool(graphwrite.cold_write_pending(conn, self.repo_id))
+            full = full or bool(cold_write_pending(conn, self.repo_id))
         known = self.known
         cold = full or not known
         report = SyncReport("cold" if cold else "incremental")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import config
 from ..batch import CommittedBatch, FileData
 from ..parse.facts import FileFacts
-from ..repos import Repo, RepoRegistry, record_build, record_failure
+from ..repos import Repo, RepoRegistry, cold_write_pending, record_build, record_failure
 from ..store import StoreBusy, StoreError
 from . import graphwrite
 from .indexer import RepoSync, SyncReport, build_summary
@@ -238,7 +238,7 @@ class LiveSync:
         the last good graph is either verified intact or rebuilt. A rebuild that itself failed is not retried
         here (no loop); the next sync or restart tries again."""
         try:
-            partial = graphwrite.cold_write_pending(conn)
+            partial = cold_write_pending(conn)
         except StoreError:
             partial = set()
         for other in self.repos.all():
