@@ -429,6 +429,7 @@ class RepoSync:
         if cold or len(changes.changed) >= TRIM_AFTER_FILES:
             del plan, changes  # (the batch's rows and outcomes: only the facts and `last_batch` stay)
             release_heap()
+            conn.store.reopen_soon()  # (and Kuzu's buffer pool pages the write left resident)
         report.seconds["total"] = time.perf_counter() - t0
         return report
 
