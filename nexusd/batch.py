@@ -5,8 +5,9 @@ The sync engine (`sync/indexer.py`, `RepoSync.committed`) makes one `CommittedBa
 into code, history's change links). Readers of it never see the engine itself, so `query/` imports this module
 and `parse/`/`resolve/` types, never `sync/`.
 
-`edge_rows` lives here because both sides turn a file's resolution into the same edge rows: the graph writer
-(`sync/graphwrite.py`) and the snapshot (`query/snapshot.py`), which must hold the same edges as the graph.
+`edge_rows` (and the `import_rows`/`call_rows` it is made of) live here because both sides turn a file's
+resolution into the same edge rows: the graph writer (`sync/graphwrite.py`, by file id) and the snapshot
+(`query/snapshot.py`, by path), which must hold the same edges as the graph.
 """
 
 from __future__ import annotations
@@ -45,15 +46,27 @@ class CommittedBatch:
 
 def edge_rows(repo_id: str, res: FileResolution) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """(IMPORTS rows, POSSIBLY_CALLS rows); repeated calls between one pair keep the first line."""
+    imports = [(file_id(repo_id, a), file_id(repo_id, b), *rest) for a, b, *rest in import_rows(res)]
+    return imports, call_rows(res)
+
+
+def import_rows(res: FileResolution) -> list[tuple[Any, ...]]:
+    """IMPORTS rows by path: (from path, to path, specifier, line, resolution, confidence), one per pair of
+    files (the first), none from a file to itself."""
     imports: dict[tuple[str, str], tuple[Any, ...]] = {}
     for e in res.imports:
         key = (e.src_path, e.dst_path)
         if key not in imports and e.src_path != e.dst_path:
-            imports[key] = (file_id(repo_id, e.src_path), file_id(repo_id, e.dst_path), e.specifier[:300],
-                            e.line, e.resolution, float(e.confidence))
+            imports[key] = (e.src_path, e.dst_path, e.specifier[:300], e.line, e.resolution, float(e.confidence))
+    return list(imports.values())
+
+
+def call_rows(res: FileResolution) -> list[tuple[Any, ...]]:
+    """POSSIBLY_CALLS rows: (from id, to id, line, resolution, confidence); repeated calls between one pair keep
+    the first line."""
     calls: dict[tuple[str, str], tuple[Any, ...]] = {}
     for c in sorted(res.calls, key=lambda c: c.line):
         key = (c.src_id, c.dst_id)
         if key not in calls:
             calls[key] = (c.src_id, c.dst_id, c.line, c.resolution, float(c.confidence))
-    return list(imports.values()), list(calls.values())
+    return list(calls.values())

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..batch import CommittedBatch, FileData, edge_rows
+from ..batch import CommittedBatch, FileData, call_rows, import_rows
 from ..parse import gcpause
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
 from ..textsplit import split_identifier
@@ -356,35 +356,44 @@ class Snapshot:
         self._add_imports([r for r in kept_imports if r[0] in self.files and r[1] in self.files], dedupe=False)
 
     def _drop_paths(self, paths: Iterable[str]) -> None:
+        gone: set[str] = set()
         for path in paths:
-            for sid in self.by_file.pop(path, []):
-                self._forget(sid)
+            gone.update(self.by_file.pop(path, []))
             self.files.pop(path, None)
             for imp in self.imports_out.pop(path, []):
                 self.imports_in[imp.other] = [i for i in self.imports_in.get(imp.other, []) if i.other != path]
             for imp in self.imports_in.pop(path, []):
                 self.imports_out[imp.other] = [i for i in self.imports_out.get(imp.other, []) if i.other != path]
+        self._forget(gone)
 
-    def _forget(self, sid: str) -> None:
-        sym = self.by_id.pop(sid, None)
-        if sym is None:
-            return
-        self.slots[sym.slot] = None
-        held = self.by_key.get(sym.key)
-        if held is not None and held.id == sid:  # (frozen symbols are made on each read: compare ids)
-            del self.by_key[sym.key]
-        self.children.pop(sid, None)
-        if sym.parent and sym.parent in self.children:
-            self.children[sym.parent] = [c for c in self.children[sym.parent] if c != sid]
+    def _forget(self, gone: set[str]) -> None:
+        """Drop these symbols and every edge at either end of them. A neighbour's edge list is filtered once
+        for all of them: a batch's file may hold hundreds of callers of one function that has tens of thousands
+        (the kernel's `printk`), and filtering that list once per caller cost seconds per edit."""
+        neighbours: list[tuple[dict[str, list[Edge]], set[str]]] = []
         for out, inn in ((self.calls_out, self.calls_in), (self.inherits_out, self.inherits_in)):
-            for edge in out.pop(sid, []):
-                lst = inn.get(edge.other)
+            of_in: set[str] = set()  # symbols whose incoming list names a gone symbol
+            of_out: set[str] = set()
+            for sid in gone:
+                of_in.update(edge.other for edge in out.pop(sid, ()))
+                of_out.update(edge.other for edge in inn.pop(sid, ()))
+            neighbours += ((inn, of_in - gone), (out, of_out - gone))
+        for lists, sids in neighbours:
+            for other in sids:
+                lst = lists.get(other)
                 if lst:
-                    inn[edge.other] = [e for e in lst if e.other != sid]
-            for edge in inn.pop(sid, []):
-                lst = out.get(edge.other)
-                if lst:
-                    out[edge.other] = [e for e in lst if e.other != sid]
+                    lists[other] = [e for e in lst if e.other not in gone]
+        for sid in gone:
+            sym = self.by_id.pop(sid, None)
+            if sym is None:
+                continue
+            self.slots[sym.slot] = None
+            held = self.by_key.get(sym.key)
+            if held is not None and held.id == sid:  # (frozen symbols are made on each read: compare ids)
+                del self.by_key[sym.key]
+            self.children.pop(sid, None)
+            if sym.parent and sym.parent not in gone and sym.parent in self.children:
+                self.children[sym.parent] = [c for c in self.children[sym.parent] if c != sid]
         # (unresolved_by_tail holds slots: the freed slot is skipped on read)
 
     def _read(self, conn: Conn, paths: list[str] | None) -> None:
@@ -428,7 +437,7 @@ class Snapshot:
 
         The symbol fields and CONTAINS pairs follow graphwrite.symbol_rows/contains_rows (ids, keys, the same
         truncations) without the columns the snapshot does not keep (searchText, contentHash: a third of the
-        cost); edges come from graphwrite.edge_rows itself. tests/query/test_snapshot_build.py holds the two
+        cost); edges come from batch.import_rows/call_rows, which graphwrite's edge rows are made of. tests/query/test_snapshot_build.py holds the two
         sources equal.
         """
         from ..parse.facts import file_id, semantic_key, symbol_id
@@ -436,7 +445,7 @@ class Snapshot:
         repo = self.repo_id
         for _path, (facts, _res) in files:
             self.files[facts.path] = (file_id(repo, facts.path), facts.role or "")
-        by_fid = {fid: path for path, (fid, _) in self.files.items()}
+        known = self.files
         nested: list[tuple[str, str]] = []
         calls: list[tuple[Any, ...]] = []
         imports: list[tuple[Any, ...]] = []
@@ -462,11 +471,8 @@ class Snapshot:
                 if parent is not None and parent != sid:
                     nested.append((parent, sid))
             if res is not None:
-                imp, call = edge_rows(repo, res)
-                calls += call
-                for a, b, spec, ln, how, conf in imp:
-                    if a in by_fid and b in by_fid:
-                        imports.append((by_fid[a], by_fid[b], spec, ln, how, conf))
+                calls += call_rows(res)
+                imports += [row for row in import_rows(res) if row[0] in known and row[1] in known]
         self._add_contains(nested)
         self._add_edges(self.calls_out, self.calls_in, [(a, b, conf, how, ln) for a, b, ln, how, conf in calls])
         self._add_imports(imports, dedupe=True)
@@ -519,8 +525,9 @@ class Snapshot:
             self.children[parent].sort(key=lambda c: (self.by_id[c].start, self.by_id[c].key))
 
     def _add_edges(self, out: dict[str, list[Edge]], inn: dict[str, list[Edge]], rows: Iterable[Any]) -> None:
-        touched_out: set[str] = set()
-        touched_in: set[str] = set()
+        # symbol id -> the length its list had before this call (0: new); what was there is already in order
+        touched_out: dict[str, int] = {}
+        touched_in: dict[str, int] = {}
         # Every edge added here is new to the adjacency (_forget dropped both ends' edges): dedupe locally.
         pairs: set[tuple[str, str]] = set()
         by_id = self.by_id
@@ -534,20 +541,35 @@ class Snapshot:
             lst = out.get(a)
             if lst is None:
                 out[a] = [Edge(b, conf, res, ln)]
+                touched_out.setdefault(a, 0)
             else:
+                touched_out.setdefault(a, len(lst))
                 lst.append(Edge(b, conf, res, ln))
             lst = inn.get(b)
             if lst is None:
                 inn[b] = [Edge(a, conf, res, ln)]
+                touched_in.setdefault(b, 0)
             else:
+                touched_in.setdefault(b, len(lst))
                 lst.append(Edge(a, conf, res, ln))
-            touched_out.add(a)
-            touched_in.add(b)
+        self._settle(out, touched_out)
+        self._settle(inn, touched_in)
+
+    def _settle(self, lists: dict[str, list[Edge]], touched: dict[str, int]) -> None:
+        """Put the edges just appended to each list in `_edge_order`. A long list that got a few is not sorted
+        again (the key reads the other end's symbol, ~a microsecond each on a frozen snapshot: an edit that
+        called `printk` sorted its 50,000 callers, seconds per edit on the kernel): they are inserted."""
         order = self._edge_order
-        for sid in touched_out:
-            out[sid].sort(key=order)
-        for sid in touched_in:
-            inn[sid].sort(key=order)
+        for sid, before in touched.items():
+            lst = lists[sid]
+            added = len(lst) - before
+            if before == 0 or added * max(1, before.bit_length()) >= before:
+                lst.sort(key=order)
+            else:
+                tail = lst[before:]
+                del lst[before:]
+                for edge in tail:
+                    bisect.insort(lst, edge, key=order)
 
     def _add_imports(self, rows: Iterable[Any], *, dedupe: bool) -> None:
         touched_files: set[tuple[int, str]] = set()
