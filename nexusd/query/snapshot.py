@@ -437,15 +437,14 @@ class Snapshot:
 
         The symbol fields and CONTAINS pairs follow graphwrite.symbol_rows/contains_rows (ids, keys, the same
         truncations) without the columns the snapshot does not keep (searchText, contentHash: a third of the
-        cost); edges come from batch.import_rows/call_rows, which graphwrite's edge rows are made of. tests/query/test_snapshot_build.py holds the two
-        sources equal.
+        cost); edges come from batch.import_rows/call_rows, which graphwrite's edge rows are made of.
+        tests/query/test_snapshot_build.py holds the two sources equal.
         """
         from ..parse.facts import file_id, semantic_key, symbol_id
 
         repo = self.repo_id
         for _path, (facts, _res) in files:
             self.files[facts.path] = (file_id(repo, facts.path), facts.role or "")
-        known = self.files
         nested: list[tuple[str, str]] = []
         calls: list[tuple[Any, ...]] = []
         imports: list[tuple[Any, ...]] = []
@@ -472,7 +471,7 @@ class Snapshot:
                     nested.append((parent, sid))
             if res is not None:
                 calls += call_rows(res)
-                imports += [row for row in import_rows(res) if row[0] in known and row[1] in known]
+                imports += [row for row in import_rows(res) if row[0] in self.files and row[1] in self.files]
         self._add_contains(nested)
         self._add_edges(self.calls_out, self.calls_in, [(a, b, conf, how, ln) for a, b, ln, how, conf in calls])
         self._add_imports(imports, dedupe=True)
@@ -563,7 +562,7 @@ class Snapshot:
         for sid, before in touched.items():
             lst = lists[sid]
             added = len(lst) - before
-            if before == 0 or added * max(1, before.bit_length()) >= before:
+            if before == 0 or added * before.bit_length() >= before:
                 lst.sort(key=order)
             else:
                 tail = lst[before:]
