@@ -33,7 +33,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,13 @@ _FEW_HOLDERS = 8
 # Up to this many files changed since the lookups were made, they follow the change; above, they are rebuilt (a
 # one-file edit of the kernel's 78k files rebuilt them whole: most of its 11-13 s to queryable).
 _FOLLOW_MAX_PATHS = 256
+# Kept across content-only changes (`_follow_kept`): the include closures most recently asked for, and each include's
+# answer. A kernel edit recomputed ~400-file closures and re-resolved every include in them (each angle include
+# tried against every `include` folder): most of the resolution time of a one-file edit.
+_KEEP_CLOSURES = 512
+_KEEP_INCLUDE_SIGS = 65_536
+_INCLUDE_ANSWERS_MAX = 262_144
+_IncludeSig = tuple[tuple[str, str], ...]
 
 
 def _itself(p: str) -> str:
@@ -121,9 +128,65 @@ class CFamilyRules(LanguageRules):
         self._mark = (-1, 0)  # the index's touch log when the lookups above were last brought up to date
         # What each file put in them: (qualified names, function names, class names, class tails).
         self._held: dict[str, tuple[set[str], set[str], set[str], set[str]]] = {}
+        # Valid while no path appears or disappears and no project config changes; unlike `index.memo`, not
+        # cleared by a change to a file's contents (`_follow_kept`).
+        self._includes: dict[tuple[str, str, bool], tuple[str, float] | None] = {}
+        self._kept: OrderedDict[str, tuple[list[str], dict[str, int]]] = OrderedDict()
+        self._kept_sigs: dict[str, _IncludeSig] = {}  # the includes of each file in a kept closure, as it was
+        self._kept_at = (-1, -1)  # (index.path_generation, index.generation) the kept answers were checked at
+        self._kept_mark = (-1, 0)
 
     def config_changed(self) -> None:
         self._dirs = None
+        self._drop_kept()
+
+    def _drop_kept(self) -> None:
+        self._includes.clear()
+        self._kept.clear()
+        self._kept_sigs.clear()
+
+    def _follow_kept(self) -> None:
+        """Bring the kept answers up to date. A path appearing or disappearing (or many changes) drops them all:
+        any include may now find another file. A content change keeps them, except the closures holding a file
+        whose own includes changed: a file's includes are found from what it writes, the repository's paths and
+        the include directories, nothing else."""
+        index = self.index
+        if self._kept_at == (index.path_generation, index.generation):
+            return
+        same_paths = self._kept_at[0] == index.path_generation
+        touched = index.touched_since(self._kept_mark) if same_paths else None
+        if touched is None or len(touched) > _FOLLOW_MAX_PATHS:
+            self._drop_kept()
+        else:
+            for path in set(touched):
+                sig = self._kept_sigs.get(path)
+                if sig is None or sig == _include_sig(index.tables.get(path)):
+                    continue
+                for stale in [p for p, (_, rank) in self._kept.items() if path in rank]:
+                    del self._kept[stale]
+                del self._kept_sigs[path]
+        self._kept_at = (index.path_generation, index.generation)
+        self._kept_mark = index.touch_mark()
+
+    def _keep(self, path: str, closure: tuple[list[str], dict[str, int]]) -> None:
+        """Keep `closure` across content-only changes when every file in it is C/C++ (another language's
+        bindings may depend on more than its own text), evicting the least recently asked."""
+        tables = self.index.tables
+        sigs: list[tuple[str, _IncludeSig]] = []
+        for p in closure[0]:
+            table = tables.get(p)
+            if table is None or table.facts.language not in self.languages:
+                return
+            if p not in self._kept_sigs:
+                sigs.append((p, _include_sig(table)))
+        if len(self._kept_sigs) + len(sigs) > _KEEP_INCLUDE_SIGS:
+            self._kept.clear()
+            self._kept_sigs.clear()
+            sigs = [(p, _include_sig(tables.get(p))) for p in closure[0]]
+        self._kept_sigs.update(sigs)
+        self._kept[path] = closure
+        if len(self._kept) > _KEEP_CLOSURES:
+            self._kept.popitem(last=False)
 
     # ---- include directories -------------------------------------------------------------------------
     def include_dirs(self) -> list[str]:
@@ -251,8 +314,21 @@ class CFamilyRules(LanguageRules):
             self._qn_sets.pop(qn, None)
 
     def resolve_include(self, src: str, spec: str, quoted: bool) -> tuple[str, float] | None:
-        paths = self.index.paths
+        """The repository file `#include "spec"` (quoted) or `#include <spec>` in `src` names, and how sure."""
         spec = spec.replace("\\", "/")
+        self._follow_kept()
+        key = (posixpath.dirname(src) if quoted else "", spec, quoted)
+        try:
+            return self._includes[key]
+        except KeyError:
+            pass
+        if len(self._includes) >= _INCLUDE_ANSWERS_MAX:
+            self._includes.clear()
+        found = self._includes[key] = self._find_include(src, spec, quoted)
+        return found
+
+    def _find_include(self, src: str, spec: str, quoted: bool) -> tuple[str, float] | None:
+        paths = self.index.paths
         if quoted:
             cand = posixpath.normpath(posixpath.join(posixpath.dirname(src), spec))
             if cand in paths:
@@ -295,6 +371,12 @@ class CFamilyRules(LanguageRules):
         cached = closures.get(path)  # type: ignore[attr-defined]
         if cached is not None:
             return cached  # type: ignore[no-any-return]
+        self._follow_kept()
+        kept = self._kept.get(path)
+        if kept is not None:
+            self._kept.move_to_end(path)
+            closures[path] = kept  # type: ignore[index]
+            return kept
         bindings = self.index.bindings
         order = [path]
         rank = {path: 0}
@@ -306,6 +388,7 @@ class CFamilyRules(LanguageRules):
                     order.append(inc)
             i += 1
         found = closures[path] = (order, rank)  # type: ignore[index]
+        self._keep(path, found)
         return found
 
     def _foreign(self, path: str) -> list[str]:
@@ -619,6 +702,11 @@ class CFamilyRules(LanguageRules):
             if len(defs) == 1:
                 return [(defs[0][0], defs[0][1], "qualified", 0.9)], ""
         return [], raw
+
+
+def _include_sig(table: FileTable | None) -> _IncludeSig:
+    """What a file's includes depend on in the file itself."""
+    return tuple((imp.specifier, imp.kind) for imp in table.facts.imports) if table is not None else ()
 
 
 def _field_type(field: SymbolFact) -> str:
