@@ -127,6 +127,23 @@ class Import(NamedTuple):
     confidence: float
 
 
+def _import_order(imp: Import) -> tuple[str, int]:
+    return imp.other, imp.line
+
+
+def _import_other(imp: Import) -> str:
+    return imp.other
+
+
+def _imports_without(lst: list[Import], path: str) -> list[Import]:
+    """`lst` (one file's imports or importers, in `_import_order`) without those of `path`: one run of it, cut
+    out in place (a header's thousands of importers lose one per edited file)."""
+    lo = bisect.bisect_left(lst, path, key=_import_other)
+    hi = bisect.bisect_right(lst, path, key=_import_other)
+    del lst[lo:hi]
+    return lst
+
+
 class RWLock:
     """Many readers or one writer; a waiting writer stops new readers (no writer starvation)."""
 
@@ -360,29 +377,32 @@ class Snapshot:
         for path in paths:
             gone.update(self.by_file.pop(path, []))
             self.files.pop(path, None)
-            for imp in self.imports_out.pop(path, []):
-                self.imports_in[imp.other] = [i for i in self.imports_in.get(imp.other, []) if i.other != path]
-            for imp in self.imports_in.pop(path, []):
-                self.imports_out[imp.other] = [i for i in self.imports_out.get(imp.other, []) if i.other != path]
+            for mine, theirs in ((self.imports_out, self.imports_in), (self.imports_in, self.imports_out)):
+                for other in {imp.other for imp in mine.pop(path, [])}:
+                    lst = theirs.get(other)
+                    if lst:
+                        theirs[other] = _imports_without(lst, path)
         self._forget(gone)
 
     def _forget(self, gone: set[str]) -> None:
         """Drop these symbols and every edge at either end of them. A neighbour's edge list is filtered once
         for all of them: a batch's file may hold hundreds of callers of one function that has tens of thousands
         (the kernel's `printk`), and filtering that list once per caller cost seconds per edit."""
-        neighbours: list[tuple[dict[str, list[Edge]], set[str]]] = []
+        neighbours: list[tuple[dict[str, list[Edge]], dict[str, list[tuple[str, int]]]]] = []
         for out, inn in ((self.calls_out, self.calls_in), (self.inherits_out, self.inherits_in)):
-            of_in: set[str] = set()  # symbols whose incoming list names a gone symbol
-            of_out: set[str] = set()
+            of_in: dict[str, list[tuple[str, int]]] = {}  # neighbour -> (gone symbol, line) of its incoming edges
+            of_out: dict[str, list[tuple[str, int]]] = {}
             for sid in gone:
-                of_in.update(edge.other for edge in out.pop(sid, ()))
-                of_out.update(edge.other for edge in inn.pop(sid, ()))
-            neighbours += ((inn, of_in - gone), (out, of_out - gone))
-        for lists, sids in neighbours:
-            for other in sids:
-                lst = lists.get(other)
+                for edge in out.pop(sid, ()):
+                    of_in.setdefault(edge.other, []).append((sid, edge.line))
+                for edge in inn.pop(sid, ()):
+                    of_out.setdefault(edge.other, []).append((sid, edge.line))
+            neighbours += ((inn, of_in), (out, of_out))
+        for lists, ends in neighbours:
+            for other, pairs in ends.items():
+                lst = lists.get(other) if other not in gone else None
                 if lst:
-                    lists[other] = [e for e in lst if e.other not in gone]
+                    lists[other] = self._edges_without(lst, pairs, gone)
         for sid in gone:
             sym = self.by_id.pop(sid, None)
             if sym is None:
@@ -571,7 +591,9 @@ class Snapshot:
                     bisect.insort(lst, edge, key=order)
 
     def _add_imports(self, rows: Iterable[Any], *, dedupe: bool) -> None:
-        touched_files: set[tuple[int, str]] = set()
+        # path -> the length its list had before (0: new); a header included by thousands of files gets a few
+        # imports per edit, inserted in order rather than the list sorted again (as `_settle` does for edges)
+        touched: tuple[dict[str, int], dict[str, int]] = ({}, {})
         seen_imports: set[tuple[str, str, int]] = set()
         for a, b, spec, ln, res, conf in rows:
             if dedupe:
@@ -579,12 +601,43 @@ class Snapshot:
                     continue
                 seen_imports.add((a, b, ln or 0))
             conf = float(conf if conf is not None else 1.0)
-            self.imports_out.setdefault(a, []).append(Import(b, spec or "", ln or 0, res or "", conf))
-            self.imports_in.setdefault(b, []).append(Import(a, spec or "", ln or 0, res or "", conf))
-            touched_files.add((0, a))
-            touched_files.add((1, b))
-        for side, path in touched_files:
-            (self.imports_out if side == 0 else self.imports_in)[path].sort(key=lambda i: (i.other, i.line))
+            for side, (lists, here, there) in enumerate(((self.imports_out, a, b), (self.imports_in, b, a))):
+                lst = lists.get(here)
+                if lst is None:
+                    lists[here] = lst = []
+                touched[side].setdefault(here, len(lst))
+                lst.append(Import(there, spec or "", ln or 0, res or "", conf))
+        for lists, lengths in zip((self.imports_out, self.imports_in), touched, strict=True):
+            for path, before in lengths.items():
+                lst = lists[path]
+                added = len(lst) - before
+                if before == 0 or added * before.bit_length() >= before:
+                    lst.sort(key=_import_order)
+                else:
+                    tail = lst[before:]
+                    del lst[before:]
+                    for imp in tail:
+                        bisect.insort(lst, imp, key=_import_order)
+
+    def _edges_without(self, lst: list[Edge], pairs: list[tuple[str, int]], gone: set[str]) -> list[Edge]:
+        """`lst` (one symbol's edges, in `_edge_order`) without its edges to the gone symbols, `pairs` being
+        (gone symbol, line) of each. A few out of a long list are found by bisection and deleted in place (the
+        kernel's `printk` has ~50,000 callers, and an edit drops a few); if one is not where the order puts it,
+        the list is filtered whole."""
+        if len(pairs) * len(lst).bit_length() >= len(lst):
+            return [e for e in lst if e.other not in gone]
+        order = self._edge_order
+        by_id = self.by_id
+        for sid, line in pairs:
+            sym = by_id.get(sid)
+            want = (sym.key if sym is not None else sid, line)
+            i = bisect.bisect_left(lst, want, key=order)
+            while i < len(lst) and lst[i].other != sid and order(lst[i]) == want:
+                i += 1
+            if i == len(lst) or lst[i].other != sid:
+                return [e for e in lst if e.other not in gone]
+            del lst[i]
+        return lst
 
     def _edge_order(self, edge: Edge) -> tuple[str, int]:
         other = self.by_id.get(edge.other)

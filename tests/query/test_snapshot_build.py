@@ -17,7 +17,7 @@ from nexusd.query import compact
 from nexusd.query import snapshot as snapshot_mod
 from nexusd.query.snapshot import FileData, Snapshot, Snapshots
 from nexusd.store import Store
-from nexusd.sync import graphwrite
+from nexusd.sync import graphwrite, indexer
 from nexusd.sync.indexer import RepoSync, SyncReport
 from tests.helpers import make_repo
 from tests.query.conftest import FILES
@@ -61,8 +61,8 @@ def dump(s: Snapshot) -> dict[str, Any]:
 
 
 class Harness:
-    def __init__(self, tmp: Path):
-        self.root = make_repo(tmp / "repo", FILES, commit=False)
+    def __init__(self, tmp: Path, files: dict[str, str] = FILES):
+        self.root = make_repo(tmp / "repo", files, commit=False)
         self.store = Store(tmp / "graph.kuzu")
         self.store.ensure_schema()
         self.conn = self.store.connect()
@@ -118,6 +118,15 @@ def test_engine_snapshot_equals_graph_snapshot_through_edits(
             {"pkg/cli.py": FILES["pkg/cli.py"] + "\n\ndef more():\n    return run(1)\n", "pkg/extra.py": None,
              "tests/test_app.py": FILES["tests/test_app.py"] + "\n\ndef test_again():\n    test_main()\n"},
         ]  # fmt: skip
+        follow(h, mem, edits, diff_rows)
+    finally:
+        h.close()
+
+
+def follow(h: Harness, mem: Snapshot, edits: list[dict[str, str | None]], diff_rows: int | None) -> None:
+    """Apply each edit on disk, sync, and hold the engine-followed snapshot, a graph-followed one and one
+    loaded afresh equal after each."""
+    if True:
         kuzu_followed = h.loaded()
         for step, edit in enumerate(edits):
             time.sleep(0.01)  # a new mtime
@@ -136,6 +145,45 @@ def test_engine_snapshot_equals_graph_snapshot_through_edits(
             fresh = dump(h.loaded())
             assert dump(mem) == fresh, step
             assert dump(kuzu_followed) == fresh, step
+
+
+def _hub_files(n: int) -> dict[str, str]:
+    files = {"pkg/__init__.py": "", "pkg/hub.py": "def hub(x=0):\n    return x\n\n\ndef spoke():\n    return hub()\n"}
+    for i in range(n):
+        files[f"pkg/m{i:02}.py"] = (
+            f"from pkg.hub import hub, spoke\n\n\ndef a{i}():\n    return hub({i})\n\n\n"
+            f"def b{i}():\n    return hub() + spoke()\n"
+        )
+    return files
+
+
+@pytest.mark.parametrize("diff_rows", [None, 0], ids=["diff-writes", "replace-writes"])
+def test_a_popular_function_and_module_follow_edits_of_a_few_of_their_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, diff_rows: int | None
+) -> None:
+    """A function with many callers and a module with many importers lose and gain a few per edit: those are cut
+    out of and inserted into the long lists in place (`_edges_without`, `_imports_without`, `_settle`), and the
+    lists must equal a snapshot read from the graph afresh."""
+    if diff_rows is not None:
+        monkeypatch.setattr(graphwrite, "DIFF_MAX_ROWS", diff_rows)
+    monkeypatch.setattr(indexer, "INLINE_MAX_FILES", 100)  # parsed in-process: no parser pool in this harness
+    files = _hub_files(30)
+    h = Harness(tmp_path, files)
+    try:
+        report = h.sync()
+        mem = Snapshot(REPO)
+        mem.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        hub = next(sid for sid, sym in mem.by_id.items() if sym.name == "hub" and sym.kind == "function")
+        assert len(mem.calls_in[hub]) == 61 and len(mem.imports_in["pkg/hub.py"]) == 30
+        edits: list[dict[str, str | None]] = [
+            {"pkg/m07.py": files["pkg/m07.py"].replace("return hub(7)", "return 7")},  # one caller less
+            {"pkg/m12.py": None, "pkg/m29.py": "import os\n"},  # an importer gone, one that stops importing
+            {"pkg/m40.py": files["pkg/m03.py"].replace("3", "40"), "pkg/m07.py": files["pkg/m07.py"]},  # more
+            {"pkg/m05.py": "# a line above\n" + files["pkg/m05.py"]},  # every edge of one file moves a line
+            {"pkg/hub.py": files["pkg/hub.py"] + "\n\ndef rim():\n    return spoke()\n"},  # the hub itself
+        ]
+        follow(h, mem, edits, diff_rows)
+        assert len(mem.calls_in[hub]) == 61 - 1 - 2 - 2 + 2 + 1
     finally:
         h.close()
 
