@@ -425,6 +425,17 @@ def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
     return out
 
 
+def paths_with_changes(conn: Conn, repo_id: str, paths: Sequence[str]) -> list[str]:
+    """Those of `paths` some stored change touched (the ones `link_changes` has anything to link for)."""
+    out: list[str] = []
+    for part in chunks(list(paths), 500):
+        rows = conn.rows(
+            "MATCH (ch:Change) WHERE ch.repoId = $r AND ch.path IN $p RETURN DISTINCT ch.path", {"r": repo_id, "p": list(part)}
+        )
+        out += [r[0] for r in rows]
+    return sorted(out)
+
+
 def link_changes(conn: Conn, repo_id: str, paths: Sequence[str], only: set[str] | None = None) -> dict[str, int]:
     """(Re)link the changes of `paths` to their File and to the Symbols of that path indexed now whose
     qualified names the change touched (named on the file as it was at its commit, see history/symbols_at.py)."""
