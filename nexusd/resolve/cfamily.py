@@ -248,8 +248,13 @@ class CFamilyRules(LanguageRules):
             self._rebuild()
         else:
             for path in sorted(set(touched)):
-                self._forget_path(path)
-                self._add_path(path)
+                # the names the file held before and holds still keep their place among each name's holders (a
+                # kernel file's names are held by hundreds of files each: taking them out and back was most of it)
+                held = self._held.get(path)
+                table = self.index.tables.get(path) if path in self.index.paths else None
+                keep = held[0] & {sym.qualified_name for sym in table.facts.symbols} if held and table else set()
+                self._forget_path(path, keep)
+                self._add_path(path, keep=keep)
         self._generation = self.index.generation
         self._mark = self.index.touch_mark()
 
@@ -260,8 +265,9 @@ class CFamilyRules(LanguageRules):
             self._add_path(path, holders=False)
         self._qn_sets = {qn: frozenset(files) for qn, files in self._qn_files.items() if len(files) > _FEW_HOLDERS}
 
-    def _forget_path(self, path: str) -> None:
-        """Take what `path` added out of the lookups (`_held` says where, whatever its facts are now)."""
+    def _forget_path(self, path: str, keep: set[str] | frozenset[str] = frozenset()) -> None:
+        """Take what `path` added out of the lookups (`_held` says where, whatever its facts are now), except its
+        place among the holders of the qualified names in `keep`."""
         base = posixpath.basename(path)
         if path in self._by_suffix.get(base, ()):
             _drop_from(self._by_suffix, base, lambda p: p == path)
@@ -269,7 +275,7 @@ class CFamilyRules(LanguageRules):
         if held is None:
             return
         qns, def_qns, class_qns, tails = held
-        for qn in qns:
+        for qn in qns - keep:
             _drop_from(self._qn_files, qn, lambda p: p == path)
             self._set_holders(qn)
         for qn in def_qns:
@@ -279,8 +285,9 @@ class CFamilyRules(LanguageRules):
         for name in tails:
             _drop_from(self._class_tail, name, lambda e: e[0] == path)
 
-    def _add_path(self, path: str, *, holders: bool = True) -> None:
-        """Put `path`'s definitions in the lookups, each list kept in path order (`holders`: `_qn_sets` too)."""
+    def _add_path(self, path: str, *, holders: bool = True, keep: set[str] | frozenset[str] = frozenset()) -> None:
+        """Put `path`'s definitions in the lookups, each list kept in path order (`holders`: `_qn_sets` too;
+        `keep`: names whose holders still list it)."""
         if path not in self.index.paths:
             return
         _insert_block(self._by_suffix.setdefault(posixpath.basename(path), []), path, [path], _itself)
@@ -297,7 +304,7 @@ class CFamilyRules(LanguageRules):
             elif sym.kind in CLASS_KINDS:
                 classes[sym.qualified_name].append((path, sym))
                 tails[sym.name].append((path, sym))
-        for qn in qns:
+        for qn in qns - keep:
             _insert_block(self._qn_files.setdefault(qn, []), path, [path], _itself)
             if holders:
                 self._set_holders(qn)
