@@ -167,6 +167,10 @@ class RWLock:
                 if not self._readers:
                     self._cond.notify_all()
 
+    def writer_waiting(self) -> bool:
+        """Is a writer waiting for the readers to finish (a long reader should give way)?"""
+        return self._waiting > 0
+
     @contextmanager
     def write(self) -> Iterator[None]:
         with self._cond:
@@ -885,6 +889,7 @@ class Snapshots:
         self.save_delay_s = save_delay_s
         self._timers: dict[str, threading.Timer] = {}
         self.saves: dict[str, dict[str, Any]] = {}  # repo id -> the last save (version, bytes, seconds)
+        self.abandoned: dict[str, int] = {}  # repo id -> compactions that gave way to a batch (`compact.Abandoned`)
         self._lock = threading.Lock()
         self._snaps: dict[str, Snapshot] = {}
         self._stale: set[str] = set()
@@ -984,7 +989,7 @@ class Snapshots:
                 version, stamp, fz = snap.version, snap.stamp, snap.frozen
                 if fz is None or snap.dirty:
                     with _gc_paused():
-                        fz = compact.freeze(snap)
+                        fz = compact.freeze(snap, stop=snap.lock.writer_waiting)
             t1 = time.perf_counter()
             if fz is not snap.frozen:
                 with snap.lock.write():  # the same state as arrays: the objects and overlays go
@@ -1001,6 +1006,13 @@ class Snapshots:
             self.saves[repo_id] = {"version": version, "bytes": size, "freezeSeconds": round(t1 - t0, 3),
                                    "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
             log.info("query snapshot of %s saved: %s", repo_id, self.saves[repo_id])
+        except compact.Abandoned:
+            # A batch is waiting for the write lock: it goes first, and the save is tried again once quiet (a
+            # batch applied meanwhile restarts that wait, `_save_soon`).
+            self.abandoned[repo_id] = self.abandoned.get(repo_id, 0) + 1
+            log.info("query snapshot of %s: compaction gave way to a batch after %.1f s", repo_id,
+                     time.perf_counter() - t0)  # fmt: skip
+            self._save_soon(repo_id, snap, self.save_delay_s if self.save_delay_s > 0 else 30.0)
         except Exception:
             log.exception("query snapshot of %s could not be compacted or saved", repo_id)
 
@@ -1199,7 +1211,7 @@ class Snapshots:
         with self._lock:
             return {"snapshots": sorted(self._snaps), "stale": sorted(self._stale), "builds": sorted(self._builds),
                     "timers": sorted(self._timers), "loads": sorted(self.loads), "saves": sorted(self.saves),
-                    "prebuilds": sorted(self._pre)}  # fmt: skip
+                    "prebuilds": sorted(self._pre), "abandoned": sorted(self.abandoned)}  # fmt: skip
 
     def drop(self, repo_id: str) -> None:
         """Forget the repository's snapshot, its saved file and the figures of its last load and save."""
@@ -1211,6 +1223,7 @@ class Snapshots:
             pre = self._pre.pop(repo_id, None)
             self.loads.pop(repo_id, None)  # (status figures of a repository that is gone)
             self.saves.pop(repo_id, None)
+            self.abandoned.pop(repo_id, None)
         if pre is not None:
             pre.abandon()
         if build is not None:

@@ -8,6 +8,7 @@ its file are compared field by field with `dump`.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -235,5 +236,60 @@ def test_a_worktree_view_over_a_compacted_baseline_equals_one_over_the_dict_form
         assert dump(view_packed) == dump(view_plain)
         assert dump(view_packed)["symbols"] != before["symbols"]
         assert dump(packed) == before  # the baseline is never written through a view
+    finally:
+        h.close()
+
+
+def test_a_compaction_gives_way_to_a_batch_waiting_for_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compacting holds the snapshot's read lock, and on the kernel's 1.8M symbols it took 200 s: the next edit,
+    and every query queued behind it, waited all that time. A compaction stops as soon as a writer waits, leaves
+    the snapshot as it was, and is tried again once quiet."""
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        reg = Snapshots(tmp_path / "snaps", save_delay_s=600)  # (no timer fires during the test)
+        snap = reg.get(h.conn, repo)
+        files_changed = _edit(h, EDITS[1])
+        repo.graph_version, repo.indexed_at = h.version, 102.0
+        reg.on_batch(repo, set(files_changed), reload=False, conn=h.conn, files=files_changed)
+        assert snap.dirty
+        before = dump(snap)
+
+        applied = threading.Event()
+
+        def batch() -> None:
+            with snap.lock.write():
+                applied.set()
+
+        with snap.lock.read():  # what a save holds while it compacts
+            writer = threading.Thread(target=batch)
+            writer.start()
+            deadline = time.monotonic() + 10
+            while not snap.lock.writer_waiting() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert snap.lock.writer_waiting()
+            with pytest.raises(compact.Abandoned):
+                compact.freeze(snap, stop=snap.lock.writer_waiting)
+            assert not applied.is_set()
+        assert applied.wait(10)
+        writer.join()
+        assert snap.dirty and dump(snap) == before
+
+        # Given way inside a save: counted, nothing written, the save tried again later.
+        def abandoned(*_: Any, **__: Any) -> Any:
+            raise compact.Abandoned
+
+        with monkeypatch.context() as m:
+            m.setattr(compact, "freeze", abandoned)
+            reg._save(REPO, snap)
+        assert reg.abandoned[REPO] == 1 and REPO in reg._timers and snap.dirty
+        assert reg.saves[REPO]["version"] < h.version  # (the save of the graph read, before the batch)
+        reg._save(REPO, snap)  # quiet now: compacted and saved
+        assert not snap.dirty and reg.saves[REPO]["version"] == h.version
+        assert dump(snap) == dump(h.loaded())
+        reg.drop(REPO)
     finally:
         h.close()
