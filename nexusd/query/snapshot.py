@@ -144,6 +144,9 @@ def _imports_without(lst: list[Import], path: str) -> list[Import]:
     return lst
 
 
+FLUSH_BUDGET_S = 15.0  # compaction time the daemon's stop gives the snapshots it saves (`Snapshots.flush`)
+
+
 class RWLock:
     """Many readers or one writer; a waiting writer stops new readers (no writer starvation)."""
 
@@ -976,7 +979,9 @@ class Snapshots:
             old.cancel()
         timer.start()
 
-    def _save(self, repo_id: str, snap: Snapshot) -> None:
+    def _save(self, repo_id: str, snap: Snapshot, deadline: float | None = None) -> None:
+        """Compact `snap` if batches changed it, then save it. The compaction gives way to a waiting batch, and
+        stops at `deadline` (a `time.monotonic()`): then nothing is saved."""
         with self._lock:
             if self._snaps.get(repo_id) is not snap or repo_id in self._stale:
                 return  # dropped, replaced or stale since
@@ -989,7 +994,8 @@ class Snapshots:
                 version, stamp, fz = snap.version, snap.stamp, snap.frozen
                 if fz is None or snap.dirty:
                     with _gc_paused():
-                        fz = compact.freeze(snap, stop=snap.lock.writer_waiting)
+                        fz = compact.freeze(snap, stop=lambda: snap.lock.writer_waiting() or (
+                            deadline is not None and time.monotonic() > deadline))
             t1 = time.perf_counter()
             if fz is not snap.frozen:
                 with snap.lock.write():  # the same state as arrays: the objects and overlays go
@@ -1010,19 +1016,28 @@ class Snapshots:
             # A batch is waiting for the write lock: it goes first, and the save is tried again once quiet (a
             # batch applied meanwhile restarts that wait, `_save_soon`).
             self.abandoned[repo_id] = self.abandoned.get(repo_id, 0) + 1
+            if deadline is not None and time.monotonic() > deadline:
+                log.info("query snapshot of %s not saved: compacting it would take longer than the daemon's stop "
+                         "may (a restart reads the graph)", repo_id)  # fmt: skip
+                return
             log.info("query snapshot of %s: compaction gave way to a batch after %.1f s", repo_id,
                      time.perf_counter() - t0)  # fmt: skip
             self._save_soon(repo_id, snap, self.save_delay_s if self.save_delay_s > 0 else 30.0)
         except Exception:
             log.exception("query snapshot of %s could not be compacted or saved", repo_id)
 
-    def flush(self) -> None:
-        """Save now every snapshot whose save is pending (the daemon stopping)."""
+    def flush(self, budget_s: float = FLUSH_BUDGET_S) -> None:
+        """Save now every snapshot whose save is pending (the daemon stopping), compacting for at most
+        `budget_s` in all: the service manager kills a daemon that takes longer to stop (TimeoutStopSec=30 in the
+        unit), and a killed daemon rebuilds every graph at its next start. The kernel's snapshot took 200 s to
+        compact after a few edits; unsaved, a restart reads it from the graph instead."""
         with self._lock:
             timers, self._timers = self._timers, {}
+        deadline = time.monotonic() + budget_s
         for timer in timers.values():
             timer.cancel()
-            self._save(*timer.args)  # type: ignore[attr-defined]
+            repo_id, snap = timer.args  # type: ignore[attr-defined]
+            self._save(repo_id, snap, deadline=deadline)
 
     def prebuild(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
         """A cold listener (on the writer, after resolution, before the write): build the arrays of `files` on a

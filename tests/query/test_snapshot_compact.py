@@ -293,3 +293,37 @@ def test_a_compaction_gives_way_to_a_batch_waiting_for_the_snapshot(
         reg.drop(REPO)
     finally:
         h.close()
+
+
+def test_the_stop_saves_what_it_can_within_its_budget(tmp_path: Path) -> None:
+    """At the daemon's stop, pending saves compact for at most a budget (a service manager kills a daemon that
+    takes longer, and a killed daemon rebuilds every graph). Over budget, nothing is saved and the old file stays
+    stale, so a restart reads the graph; within it, the snapshot is saved."""
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        reg = Snapshots(tmp_path / "snaps", save_delay_s=600)
+        snap = reg.get(h.conn, repo)
+        deadline = time.monotonic() + 10
+        while REPO not in reg.saves and time.monotonic() < deadline:
+            time.sleep(0.02)
+        first = dict(reg.saves[REPO])
+        files_changed = _edit(h, EDITS[1])
+        repo.graph_version, repo.indexed_at = h.version, 102.0
+        reg.on_batch(repo, set(files_changed), reload=False, conn=h.conn, files=files_changed)
+        assert snap.dirty and REPO in reg._timers
+
+        reg.flush(budget_s=-1)  # no time at all: the compaction stops at once
+        assert reg.saves[REPO] == first and reg.abandoned[REPO] == 1 and not reg._timers and snap.dirty
+        restarted = Snapshots(tmp_path / "snaps")
+        assert dump(restarted.get(h.conn, repo)) == dump(h.loaded())
+        assert restarted.loads[REPO]["source"] == "graph"  # the file was stale: not used
+
+        reg._save_soon(REPO, snap, 600)
+        reg.flush()
+        assert reg.saves[REPO]["version"] == h.version and not snap.dirty
+        again = Snapshots(tmp_path / "snaps")
+        assert dump(again.get(h.conn, repo)) == dump(h.loaded()) and again.loads[REPO]["source"] == "file"
+    finally:
+        h.close()
