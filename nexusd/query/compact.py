@@ -558,7 +558,11 @@ def freeze(snap: Snapshot, stop: Callable[[], bool] | None = None) -> Frozen:
     renum: dict[int, int] = {}
     cols: dict[str, array[int]] = {name: array("i") for name in SYM_STR + SYM_INT}
     str_cols = [(cols[name], name) for name in SYM_STR]
-    live = [sym for sym in snap.slots if sym is not None]
+    live = []
+    for n, sym in enumerate(snap.slots):  # (a frozen base makes each symbol on read: seconds on the kernel)
+        check(n)
+        if sym is not None:
+            live.append(sym)
     for n, sym in enumerate(live):  # ids first, in slot order: an id's string number is then its slot
         check(n)
         intern(sym.id)
@@ -598,10 +602,13 @@ def freeze(snap: Snapshot, stop: Callable[[], bool] | None = None) -> Frozen:
                     continue  # nothing live under this key: the dict's empty entry is not kept
                 off.append(len(out[colnames[0]]))
             keys.append(intern(key))
+        check(0)
         order = sorted(range(len(keys)), key=keys.__getitem__)
         tables[name] = Table(keys, array("i", (keys[r] for r in order)), array("i", order), off, out)
+    check(0)
     names_sorted = sorted(snap.sorted_names)
     names = array("i", (intern(n) for n in names_sorted))
+    check(0)
     return Frozen(Strings.build(intern.strings), cols, tables, names)
 
 
