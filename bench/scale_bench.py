@@ -11,7 +11,10 @@ Rows (printed, and written to bench/results/<out>.json):
   other repositories must not starve;
 - the RSS after the index and after a handful of queries, and the first query's latency;
 - a no-op `sync` of the tree with the watcher on (nothing changed: the watcher knows), and a one-file edit to
-  queryable (a new function appended to a `.c` file, polled with `locate` until it is found);
+  queryable (a new function appended to a `.c` file, polled with `locate` until it is found): back to back
+  (0.3 s apart: each edit's write waits for the checkpoint of the one before, `Store.checkpoint_before_delete`),
+  and 5 s apart after 35 s of quiet (the writer's idle checkpoint runs between edits, and the first edit comes
+  while the query snapshot's save is compacting, which must give way to it);
 - what broke (any error is recorded, not raised, so a partial run still writes its figures).
 
 Debian's tree ships a `.gitignore` whose last block ignores every top-level entry (`/*`, `!/debian/`: its
@@ -82,13 +85,15 @@ def probe_small(stop: threading.Event, d: BenchDaemon, root: Path, out: list[flo
             stop.wait(0.5)
 
 
-def edit_to_queryable(c: Any, tree: Path, n: int) -> dict[str, Any]:
+def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str = "") -> dict[str, Any]:
+    """`n` edits of kernel/sys.c (a new function appended), each polled with `locate` until it is found, `gap_s`
+    apart."""
     target = tree / "kernel" / "sys.c"
     original = target.read_bytes()
     samples = []
     try:
         for i in range(n):
-            name = f"scale_bench_fn_{i}"
+            name = f"scale_bench_fn_{tag}{i}"
             t0 = time.perf_counter()
             target.write_bytes(original + f"\nint {name}(void)\n{{\n\treturn {i};\n}}\n".encode())
             while True:
@@ -99,10 +104,11 @@ def edit_to_queryable(c: Any, tree: Path, n: int) -> dict[str, Any]:
                     raise RuntimeError(f"edit {i} not queryable after 60 s")
                 time.sleep(0.005)
             samples.append(time.perf_counter() - t0)
-            time.sleep(0.3)
+            time.sleep(gap_s)
     finally:
         target.write_bytes(original)
-    return {"file": str(target.relative_to(tree)), **percentiles(samples)}
+    return {"file": str(target.relative_to(tree)), "gap_s": gap_s, **percentiles(samples),
+            "samples": [round(x, 3) for x in samples]}  # fmt: skip
 
 
 def reinclude_top_level(tree: Path) -> bool:
@@ -119,7 +125,7 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="nxscale-"))
     try:
         small = small_repo(work)
-        with BenchDaemon() as d:
+        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO"}) as d:  # (slow syncs and snapshot saves are logged)
             assert d.proc is not None
             pid = d.proc.pid
             with connect(d.dirs, timeout=3600) as c:
@@ -186,9 +192,24 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                 except Exception as exc:  # noqa: BLE001
                     out["broke"].append(f"one-file edit: {exc!r}")
                 print(f"one-file edit {out.get('one_file_edit_to_queryable')}", flush=True)
+                # Quiet long enough for the query snapshot's save to start compacting (30 s after the last
+                # batch; minutes on this tree), then edits as a person makes them, seconds apart: the writer's
+                # idle checkpoint (2 s after its last work) runs between them instead of before the next delete.
+                time.sleep(35)
+                try:
+                    out["one_file_edit_spaced"] = edit_to_queryable(c, tree, edits, gap_s=5.0, tag="spaced_")
+                except Exception as exc:  # noqa: BLE001
+                    out["broke"].append(f"spaced one-file edit: {exc!r}")
+                print(f"one-file edit, 5 s apart, the first during a snapshot save {out.get('one_file_edit_spaced')}",
+                      flush=True)
             shutdown = d.stop()
             out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
             print(f"shutdown {out['shutdown_s']} s", flush=True)
+            log = d.dirs.state / "nexusd.log"
+            if log.exists():  # what the daemon said about slow syncs, snapshot saves and the database
+                keep = ("took long", "snapshot", "checkpoint", "compact", "stopp", "ERROR", "WARNING")
+                out["daemon_log"] = [line[:400] for line in log.read_text(errors="replace").splitlines()
+                                     if any(k in line for k in keep)][-60:]  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
