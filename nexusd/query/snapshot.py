@@ -40,7 +40,7 @@ import signal
 import threading
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +125,21 @@ class Import(NamedTuple):
     line: int
     resolution: str
     confidence: float
+
+
+def _put_in_order(lists: Mapping[str, list[Any]], touched: dict[str, int], order: Callable[[Any], Any]) -> None:
+    """Each touched list had its first `touched[key]` items in `order` and got more appended: put those in order
+    too, by sorting the list again, or (a few on a long list) by inserting each where it belongs."""
+    for key, before in touched.items():
+        lst = lists[key]
+        added = len(lst) - before
+        if before == 0 or added * before.bit_length() >= before:
+            lst.sort(key=order)
+        else:
+            tail = lst[before:]
+            del lst[before:]
+            for item in tail:
+                bisect.insort(lst, item, key=order)
 
 
 def _import_order(imp: Import) -> tuple[str, int]:
@@ -585,17 +600,7 @@ class Snapshot:
         """Put the edges just appended to each list in `_edge_order`. A long list that got a few is not sorted
         again (the key reads the other end's symbol, ~a microsecond each on a frozen snapshot: an edit that
         called `printk` sorted its 50,000 callers, seconds per edit on the kernel): they are inserted."""
-        order = self._edge_order
-        for sid, before in touched.items():
-            lst = lists[sid]
-            added = len(lst) - before
-            if before == 0 or added * before.bit_length() >= before:
-                lst.sort(key=order)
-            else:
-                tail = lst[before:]
-                del lst[before:]
-                for edge in tail:
-                    bisect.insort(lst, edge, key=order)
+        _put_in_order(lists, touched, self._edge_order)
 
     def _add_imports(self, rows: Iterable[Any], *, dedupe: bool) -> None:
         # path -> the length its list had before (0: new); a header included by thousands of files gets a few
@@ -615,16 +620,7 @@ class Snapshot:
                 touched[side].setdefault(here, len(lst))
                 lst.append(Import(there, spec or "", ln or 0, res or "", conf))
         for lists, lengths in zip((self.imports_out, self.imports_in), touched, strict=True):
-            for path, before in lengths.items():
-                lst = lists[path]
-                added = len(lst) - before
-                if before == 0 or added * before.bit_length() >= before:
-                    lst.sort(key=_import_order)
-                else:
-                    tail = lst[before:]
-                    del lst[before:]
-                    for imp in tail:
-                        bisect.insort(lst, imp, key=_import_order)
+            _put_in_order(lists, lengths, _import_order)
 
     def _edges_without(self, lst: list[Edge], pairs: list[tuple[str, int]], gone: set[str]) -> list[Edge]:
         """`lst` (one symbol's edges, in `_edge_order`) without its edges to the gone symbols, `pairs` being
