@@ -71,13 +71,11 @@ class HistoryService:
 
     def relink(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
         """After a code sync: relink the changes of the paths it changed to the symbols as indexed now."""
+        paths = sorted(set(batch.changed) | set(batch.deleted))
         if batch.mode == "cold":
             paths = [r[0] for r in conn.rows("MATCH (ch:Change) WHERE ch.repoId = $r RETURN DISTINCT ch.path", {"r": repo.id})]
-        else:  # (read first: the relinking transaction checkpoints, ~70 ms per edit of the kernel, for nothing)
-            paths = ingest.paths_with_changes(conn, repo.id, sorted(set(batch.changed) | set(batch.deleted)))
         if paths:
-            with conn.transaction(deletes=True):
-                ingest.link_changes(conn, repo.id, paths)
+            ingest.link_changes(conn, repo.id, paths)  # (its transaction only when some change names them)
 
     def _startup(self, conn: Conn) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -251,7 +251,7 @@ class CFamilyRules(LanguageRules):
                 # the names the file held before and holds still keep their place among each name's holders (a
                 # kernel file's names are held by hundreds of files each: taking them out and back was most of it)
                 held = self._held.get(path)
-                table = self.index.tables.get(path) if path in self.index.paths else None
+                table = self.index.tables.get(path)
                 keep = held[0] & {sym.qualified_name for sym in table.facts.symbols} if held and table else set()
                 self._forget_path(path, keep)
                 self._add_path(path, keep=keep)
