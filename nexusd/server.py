@@ -30,6 +30,7 @@ import zmq
 from . import protocol, recovery
 from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
 from .opargs import Args, NoArgs
+from .parse import gcpause
 from .registry import Ctx, OpSpec, lookup, validate
 from .repos import annotate_view
 from .store import StoreError, StoreTimeout
@@ -415,6 +416,7 @@ class Server:
                     job = jobs.get(timeout=CHECKPOINT_IDLE_S) if writer else jobs.get()
                 except queue.Empty:
                     self._maybe_checkpoint(conn)
+                    self._maybe_reclaim()
                     continue
                 if job is None:
                     return
@@ -464,6 +466,14 @@ class Server:
             return
         if self.store.checkpoint(conn):  # postponed by the store while the disk is too full (recovery.py)
             self._dirty = False
+
+    def _maybe_reclaim(self) -> None:
+        """Free what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen
+        heap (`gcpause.reclaim`), on the idle writer and only while no query runs: the collection holds the
+        interpreter for its duration."""
+        if self._active_reads or not self.read_queue.empty():
+            return
+        gcpause.reclaim()
 
     def _run_task(self, job: Job, conn: Conn) -> None:
         try:

@@ -321,7 +321,33 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
             "views": sorted({k.split(VIEW_SEP, 1)[0] for k in parts.live.views}),
             "watches": watcher.held() if watcher is not None else [],
             "registry": sorted(r.id for r in parts.repos.all()),
+            "live": _live_objects(),
         }
+
+
+def _live_objects() -> dict[str, int]:
+    """How many symbol tables, sync engines and query snapshots exist in the process, frozen ones included
+    (`gcpause.reclaim`): what a forget or a rebuild let go must not stay. Collection is off while counting, so
+    counting frees nothing."""
+    import gc
+
+    from ..query.snapshot import Snapshot
+    from ..resolve.base import RepoIndex
+    from ..sync.indexer import RepoSync
+
+    was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    gc.disable()
+    try:
+        gc.unfreeze()
+        objects = gc.get_objects()
+        kinds = {"symbolTables": RepoIndex, "engines": RepoSync, "snapshots": Snapshot}
+        return {name: sum(1 for o in objects if isinstance(o, cls)) for name, cls in kinds.items()}
+    finally:
+        objects = []
+        if frozen:
+            gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def _next_action(repo: Repo) -> str:

@@ -736,6 +736,13 @@ def _gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+def _let_go(snap: Snapshot | None) -> None:
+    """A snapshot no longer held by the store: its objects were frozen by `_loaded`, so any cycle among them is
+    only freed by the writer's next `gcpause.reclaim`."""
+    if snap is not None:
+        gcpause.dropped()
+
+
 @functools.lru_cache(maxsize=262_144)
 def _split(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(split_identifier(word)))
@@ -1100,6 +1107,7 @@ class Snapshots:
         self.loads[repo.id]["waitedAtCommitSeconds"] = round(waited, 3)
         with self._lock:
             old = self._builds.pop(repo.id, None)
+            _let_go(self._snaps.get(repo.id))
             self._snaps[repo.id] = snap
             self._stale.discard(repo.id)
         if old is not None:
@@ -1115,7 +1123,7 @@ class Snapshots:
         with self._lock:
             old = self._builds.get(repo.id)
             self._builds[repo.id] = build
-            self._snaps.pop(repo.id, None)  # readers wait for the build, not for the graph
+            _let_go(self._snaps.pop(repo.id, None))  # readers wait for the build, not for the graph
             self._stale.discard(repo.id)
         if old is not None:
             old.done.set()  # superseded: its thread sees that and stops; its waiters move to this build
@@ -1135,6 +1143,7 @@ class Snapshots:
                         return  # superseded or abandoned
                     if not build.pending:
                         self._loaded(repo, build.snap, "engine", t0)  # (recorded before a reader can see it)
+                        _let_go(self._snaps.get(repo.id))
                         self._snaps[repo.id] = build.snap
                         self._stale.discard(repo.id)
                         del self._builds[repo.id]
@@ -1227,7 +1236,7 @@ class Snapshots:
     def drop(self, repo_id: str) -> None:
         """Forget the repository's snapshot, its saved file and the figures of its last load and save."""
         with self._lock:
-            self._snaps.pop(repo_id, None)
+            _let_go(self._snaps.pop(repo_id, None))
             self._stale.discard(repo_id)
             build = self._builds.pop(repo_id, None)
             timer = self._timers.pop(repo_id, None)

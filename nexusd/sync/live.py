@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..batch import CommittedBatch, FileData
+from ..parse import gcpause
 from ..parse.facts import FileFacts
 from ..repos import Repo, RepoRegistry, cold_write_pending, record_build, record_failure
 from ..store import StoreBusy, StoreError
@@ -91,7 +92,8 @@ class LiveSync:
         """The repository left (or moved): stop watching it and drop its engine (it holds the old root)."""
         if self.watcher is not None:
             self.watcher.unwatch(repo_id)
-        self.engines.pop(repo_id, None)
+        if self.engines.pop(repo_id, None) is not None:
+            gcpause.dropped()
         for key in [k for k in self.views if k.split(VIEW_SEP, 1)[0] == repo_id]:
             self.forget_view(repo_id, key.split(VIEW_SEP, 1)[1])
 
@@ -100,7 +102,8 @@ class LiveSync:
         key = view_key(repo_id, root)
         if self.watcher is not None and self.watcher.get(key) is not None:
             self.watcher.unwatch(key)
-        self.views.pop(key, None)
+        if self.views.pop(key, None) is not None:
+            gcpause.dropped()
 
     # -- views (the repository's other worktrees) ---------------------------------------------------------
 

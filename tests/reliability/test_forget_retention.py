@@ -8,6 +8,7 @@ lists which maps still hold a repository id: the forgotten one must be in none, 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,5 +91,31 @@ def test_a_compaction_empties_the_cache_keyed_by_internal_ids(tmp_path: Path) ->
         after = {r[0]: (r[1]["table"], r[1]["offset"]) for r in q(c, query)}
         assert after.keys() == before.keys() and after != before  # (what makes old keys wrong)
         assert c.request("debug.retained")["historyDocCache"] == []
+    finally:
+        d.stop()
+
+
+def test_what_a_forget_or_a_rebuild_lets_go_is_freed(tmp_path: Path) -> None:
+    """A query snapshot's load freezes the heap (`gc.freeze`), and a symbol table and its language rules refer to
+    each other, so a table let go after that is a frozen cycle: before `gcpause.reclaim` every forget kept its
+    repository's table, engine and facts for good (251 tables of 4 repositories after a 7-minute op fuzz)."""
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1"}).start()
+    try:
+        c = d.client(timeout=120)
+        root = _repo(tmp_path, "churn")
+        for _ in range(4):
+            c.request("index", {"repo": root})
+            c.request("locate", {"repo": root, "query": "func_1_0"})  # the snapshot loads: the heap is frozen
+            c.request("index", {"repo": root, "full": True})
+            c.request("locate", {"repo": root, "query": "func_1_0"})
+            c.request("repo.forget", {"repo": root})
+        c.request("index", {"repo": root})
+        assert c.request("locate", {"repo": root, "query": "func_1_0"})["results"]
+        deadline = time.monotonic() + 30  # the idle writer reclaims (after 2 s without work)
+        live = c.request("debug.retained")["live"]
+        while time.monotonic() < deadline and (live["symbolTables"] > 1 or live["engines"] > 1 or live["snapshots"] > 1):
+            time.sleep(0.5)
+            live = c.request("debug.retained")["live"]
+        assert live == {"symbolTables": 1, "engines": 1, "snapshots": 1}, live
     finally:
         d.stop()
