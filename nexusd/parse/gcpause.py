@@ -103,8 +103,8 @@ def dropped() -> None:
 def reclaim(*, force: bool = False) -> float | None:
     """When something was `dropped()` since the last reclaim (or `force`): one full collection that reaches the frozen
     objects too, then the survivors frozen again if the heap was frozen. Returns the seconds it took (None
-    when there was nothing to do). The collection holds the interpreter for its duration (about 0.1 s per
-    million objects), so it runs where nothing waits on it (the idle writer, after a big batch)."""
+    when there was nothing to do). The collection holds the interpreter for its duration (0.03-0.1 s for a
+    daemon holding flask; it grows with the heap), so it runs where nothing waits on it (the idle writer, after a big batch)."""
     if not (force or _dropped.is_set()):
         return None
     _dropped.clear()
