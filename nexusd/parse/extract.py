@@ -243,10 +243,11 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
 
     defs: list[_Def] = []
     calls: list[tuple[int, CallFact]] = []
-    types: list[tuple[int, TypeFact]] = []
+    types: list[tuple[int, list[TypeFact]]] = []  # (start byte of the binding node, the facts it declares)
     roles = _ROLES.setdefault(language, {})
     special = hooks.special_names
     receiver_of = hooks.receiver
+    type_facts = hooks.type_facts
     typed_definitions = hooks.typed_definitions
     call_name = hooks.call_name if type(hooks).call_name is not LanguageHooks.call_name else None
     for pattern, caps in grammar.matches(_query(language), root):
@@ -275,8 +276,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
                 (node.start_byte, CallFact(None, name, receiver, node.start_point[0] + 1, kind == "new", chain))
             )
         elif kind == "typing":
-            start = node.start_byte
-            types.extend((start, t) for t in hooks.type_facts(node))
+            declared = type_facts(node)
+            if declared:
+                types.append((node.start_byte, declared))
         elif kind == "import":
             facts.imports.extend(hooks.imports(node))
         elif kind == "export":
@@ -290,8 +292,9 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             if definition is None:
                 continue
             if typed_definitions and kind not in _VALUE_KINDS:  # a value's binding comes from its @typing node
-                start = node.start_byte
-                types.extend((start, t) for t in hooks.type_facts(node))
+                declared = type_facts(node)
+                if declared:
+                    types.append((definition.start, declared))
             defs.append(definition)
 
     facts.symbols.append(_module_symbol(facts, data))
@@ -412,7 +415,7 @@ def _build_symbols(
     spans: list[tuple[int, int, str]] = []
     made: list[tuple[SymbolFact, Node]] = []  # in the sweep's order: what `_sweep`'s container positions index
     seen: dict[tuple[str, str], int] = {}
-    has_stubs = hooks.has_stubs
+    has_stubs = hooks.has_stubs and hooks.stubs_possible(data)
     has_scopes = hooks.has_block_scopes
     stubs: list[SymbolFact] = []
     for d, up, parent_qn, owned, qn in _sweep(hooks, defs):
@@ -552,18 +555,20 @@ def _attach_calls(
 
 
 def _attach_types(
-    facts: FileFacts, types: list[tuple[int, TypeFact]], spans: list[tuple[int, int, str]]
+    facts: FileFacts, types: list[tuple[int, list[TypeFact]]], spans: list[tuple[int, int, str]]
 ) -> None:
     """Give each type fact its scope like `_attach_calls`; untyped names (`?`) become one `shadow` fact per
-    scope (they only need to be known as bound, and there is one per parameter)."""
+    scope (they only need to be known as bound, and there is one per parameter). `types` holds the facts of
+    each binding node together: they share its start, and `_innermost`'s stable sort keeps them in order."""
     shadows: dict[str | None, set[str]] = {}
     out = facts.types
-    for fact, scope in _innermost(types, spans):
-        if fact.kind == "var" and fact.expr == "?":
-            shadows.setdefault(scope, set()).add(fact.name)
-            continue
-        fact.scope = scope
-        out.append(fact)
+    for declared, scope in _innermost(types, spans):
+        for fact in declared:
+            if fact.kind == "var" and fact.expr == "?":
+                shadows.setdefault(scope, set()).add(fact.name)
+                continue
+            fact.scope = scope
+            out.append(fact)
     for scope, names in shadows.items():
         out.append(TypeFact("shadow", scope, " ".join(sorted(names))))
 
