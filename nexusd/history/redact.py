@@ -120,10 +120,11 @@ _ASSIGN = re.compile(
     r"(?P<op>[\"']?\s*(?:=>|:=|=|:)(?!=)[ \t]*)"
     r"(?:(?P<q>[\"'])(?P<qval>[^\"'\n]*)(?P=q)|(?P<val>[^\s\"',;)\]}]+))"
 )
-# `_ASSIGN`'s key word alone, with its flags: a cheap test that a line can hold an assignment at all. The anchors
-# are looser ("pass" is in "passed"), and `_ASSIGN` is costly on a long line with no key word (its key may start
-# anywhere in an identifier): a docstring with "passed" in it took most of a TypeScript file's redaction.
-_KEY_WORD = re.compile(r"(?i)" + _KEY_WORDS)
+# What every `_ASSIGN` match holds, from its key word to the first character of its operator, with the same
+# flags and classes: a cheap test that a line can hold an assignment at all. The anchors are looser ("pass" is in
+# "passed", "password" in `f(password, user)`), and `_ASSIGN` is costly on a long line (its key may start
+# anywhere in an identifier): a docstring saying "passed" took most of a TypeScript file's redaction.
+_ASSIGN_HEAD = re.compile(r"(?i)" + _KEY_WORDS + r"[A-Za-z0-9_\-]*[\"']?\s*[=:]")
 _ASSIGN_ANCHORS = (
     "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "access_key", "access-key",
     "private_key", "private-key", "credential", "auth_key", "auth-key",
@@ -266,7 +267,7 @@ def redact(text: str) -> tuple[str, int]:
             line_low = line.lower()
             if any(anchor in line_low for anchor in _ASSIGN_ANCHORS):
                 line = _FLAG.sub(_assignment_replacer, line)
-                if _KEY_WORD.search(line):  # what `_ASSIGN`'s key must hold: without it, no match
+                if _ASSIGN_HEAD.search(line):  # without it, `_ASSIGN` cannot match
                     line = _ASSIGN.sub(_assignment_replacer, line)
                 lines[index] = line
         text = "\n".join(lines)
