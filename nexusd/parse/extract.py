@@ -317,7 +317,7 @@ def _definition(hooks: LanguageHooks, kind: str, node: Node, caps: dict[str, lis
     if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
         return None
     name_node = name_nodes[0]
-    name = (name_node.text or b"").decode("utf-8", errors="replace")
+    name = (name_node.text or b"").decode("utf-8", "replace")
     if name_node.type == "string":  # `{'on-click'() {}}`: the key's value, not its quotes
         name = string_value(name_node) or name
     bases = caps.get("bases")
