@@ -231,12 +231,15 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
         data = source_as_utf8(data)
     tree = _parser(language).parse(data)
     root = tree.root_node
+    # The bytes `tree` was parsed from: a node's text is `source[node.start_byte : node.end_byte]`, the same
+    # bytes as `node.text` at a third of its cost (the binding builds a memoryview and a slice per call).
+    source = data
     if root.has_error:
         fixed = hooks.repair(data)
         if fixed is not None and len(fixed) == len(data):
             retry = _parser(language).parse(fixed)
             if not retry.root_node.has_error:  # same offsets: content hashes still read the file's own bytes
-                tree, root = retry, retry.root_node
+                tree, root, source = retry, retry.root_node, fixed
     if root.has_error:
         line, what = _first_error(root)
         facts.diagnostics.append(Diagnostic(facts.path, "error", "syntax-error", what, line))
@@ -258,7 +261,10 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
         node = caps[main][0]
         if kind == "call" or kind == "new":
             name_node = caps["call.name"][0]
-            name = call_name(name_node) if call_name else name_node.text.decode("utf-8", "replace")  # type: ignore[union-attr]
+            if call_name:
+                name = call_name(name_node)
+            else:
+                name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
             recv_nodes = caps.get("call.receiver")
             receiver = receiver_of(recv_nodes[0]) if recv_nodes else None
             chain = None
