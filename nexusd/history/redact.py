@@ -120,6 +120,11 @@ _ASSIGN = re.compile(
     r"(?P<op>[\"']?\s*(?:=>|:=|=|:)(?!=)[ \t]*)"
     r"(?:(?P<q>[\"'])(?P<qval>[^\"'\n]*)(?P=q)|(?P<val>[^\s\"',;)\]}]+))"
 )
+# What every `_ASSIGN` match holds, from its key word to the first character of its operator, with the same
+# flags and classes: a cheap test that a line can hold an assignment at all. The anchors are looser ("pass" is in
+# "passed", "password" in `f(password, user)`), and `_ASSIGN` is costly on a long line (its key may start
+# anywhere in an identifier): a docstring saying "passed" took most of a TypeScript file's redaction.
+_ASSIGN_HEAD = re.compile(r"(?i)" + _KEY_WORDS + r"[A-Za-z0-9_\-]*[\"']?\s*[=:]")
 _ASSIGN_ANCHORS = (
     "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "access_key", "access-key",
     "private_key", "private-key", "credential", "auth_key", "auth-key",
@@ -181,6 +186,28 @@ def _assignment_replacer(m: re.Match[str]) -> str:
 
 
 _ANY_ANCHOR: re.Pattern[str] | None = None
+_Trie = dict[str, "_Trie"]
+
+
+def _prefix_tree_pattern(words: set[str]) -> str:
+    """A regex that matches where any of `words` starts, its alternatives factored by common prefixes
+    (`a(?:kia|sia|pi_key|...)|...`): the regex engine then tries one branch per character instead of every
+    word at every position, which halves the scan. A word that extends a shorter one is dropped (`sk-ant-`
+    under `sk-`): it starts wherever the shorter one does, and callers only use where a match starts."""
+    tree: _Trie = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def branches(node: _Trie) -> str:
+        if "" in node:
+            return ""
+        alternatives = [re.escape(char) + branches(node[char]) for char in sorted(node)]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return branches(tree)
 
 
 def _any_anchor() -> re.Pattern[str]:
@@ -188,7 +215,7 @@ def _any_anchor() -> re.Pattern[str]:
     if _ANY_ANCHOR is None:
         anchors = {a for anchors, _p, _r in _TOKEN_DETECTORS for a in anchors} | set(_ASSIGN_ANCHORS)
         assert not any("\n" in a for a in anchors)  # (`anchored` joins its strings with newlines)
-        _ANY_ANCHOR = re.compile("|".join(sorted(map(re.escape, anchors), key=len, reverse=True)))
+        _ANY_ANCHOR = re.compile(_prefix_tree_pattern(anchors))
     return _ANY_ANCHOR
 
 
@@ -201,13 +228,20 @@ def may_hold_secret(text: str) -> bool:
 def anchored(texts: list[str]) -> list[int]:
     """The indexes of the `texts` in which a detector's anchor occurs (`may_hold_secret` of each), found in
     one regex pass over them joined: no anchor holds a newline, so no match spans two of them."""
-    lowered = [t.lower() for t in texts]
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    if len(lowered) != len(joined):
+        # A character lowers to several (`İ` -> `i̇`), so offsets in `lowered` are not those of `texts`:
+        # lower each text on its own (rare).
+        return [index for index, text in enumerate(texts) if may_hold_secret(text)]
+    # Each character lowered to one, so the joined text lowered once keeps every text's offsets (and lowering
+    # is per character: the newline between two texts stops Greek final-sigma context, the one exception).
     starts, at = [], 0
-    for text in lowered:
+    for text in texts:
         starts.append(at)
         at += len(text) + 1
     hits: list[int] = []
-    for match in _any_anchor().finditer("\n".join(lowered)):
+    for match in _any_anchor().finditer(lowered):
         index = bisect.bisect_right(starts, match.start()) - 1
         if not hits or hits[-1] != index:
             hits.append(index)
@@ -233,7 +267,9 @@ def redact(text: str) -> tuple[str, int]:
             line_low = line.lower()
             if any(anchor in line_low for anchor in _ASSIGN_ANCHORS):
                 line = _FLAG.sub(_assignment_replacer, line)
-                lines[index] = _ASSIGN.sub(_assignment_replacer, line)
+                if _ASSIGN_HEAD.search(line):  # without it, `_ASSIGN` cannot match
+                    line = _ASSIGN.sub(_assignment_replacer, line)
+                lines[index] = line
         text = "\n".join(lines)
         total += text.count("[REDACTED:") - before
     return text, total

@@ -29,7 +29,14 @@ def text(node: Node | None) -> str:
     if node is None:
         return ""
     raw = node.text
-    return raw.decode("utf-8", errors="replace") if raw else ""
+    # `errors` passed by position: a keyword costs every call its parsing, and this is the hottest decode
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def dotted(node: Node) -> str:
+    """The node's text when it reads as a dotted name (`self`, `a.b`), else "<expr>"."""
+    value = text(node)
+    return value if _DOTTED.fullmatch(value) else "<expr>"
 
 
 def squash(value: str, limit: int) -> str:
@@ -147,8 +154,7 @@ class LanguageHooks:
             if head is not None and head.type != "import" and _DOTTED.fullmatch(value := text(head)):
                 return value + "()"
             return "<expr>"
-        value = text(node)
-        return value if _DOTTED.fullmatch(value) else "<expr>"
+        return dotted(node)
 
     def receiver_chain(self, node: Node) -> str | None:
         """The receiver as a type expression (`TypeFact.expr`) where `receiver` gives up or is a call."""
@@ -188,6 +194,11 @@ class LanguageHooks:
     def is_stub(self, node: Node) -> bool:
         """Is this function/method definition an overload stub (`@overload`, a TS signature)?"""
         return False
+
+    def stubs_possible(self, data: bytes) -> bool:
+        """False when no definition of the file `data` can be a stub, so `is_stub` need not be asked for each
+        (Python's looks at the definition's parent, which tree-sitter finds by walking down from the root)."""
+        return True
 
     def keep_value_definition(self, node: Node) -> bool:
         """Is this top-level `name = <call>` a symbol of its own? (No for `const x = require('./x')`: the

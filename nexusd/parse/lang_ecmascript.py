@@ -110,7 +110,7 @@ class EcmaHooks(LanguageHooks):
         out = []
         for item in value.named_children:
             if item.type == "spread_element" and item.named_child_count:
-                inner = item.named_children[0]
+                inner = item.named_child(0)
                 if inner.type in {"identifier", "member_expression"}:
                     out.append(text(inner))
         return out
@@ -118,7 +118,7 @@ class EcmaHooks(LanguageHooks):
     def keep_value_definition(self, node: Node) -> bool:
         value = node.child_by_field_name("value")
         if value is not None and value.type == "await_expression" and value.named_child_count:
-            value = value.named_children[0]
+            value = value.named_child(0)
         if value is None or value.type != "call_expression":
             return True
         fn = value.child_by_field_name("function")
@@ -185,7 +185,7 @@ class EcmaHooks(LanguageHooks):
                             alias = item.child_by_field_name("alias")
                             fact.names.append((name, text(alias) if alias is not None else name))
                 elif child.type == "namespace_export":
-                    fact.module_alias = text(child.named_children[0]) if child.named_child_count else None
+                    fact.module_alias = text(child.named_child(0)) if child.named_child_count else None
             if not fact.names and fact.module_alias is None:
                 fact.names.append(("*", "*"))
             return [fact]
@@ -197,7 +197,7 @@ class EcmaHooks(LanguageHooks):
                 if part.type == "identifier":
                     fact.names.append(("default", text(part)))
                 elif part.type == "namespace_import":
-                    fact.module_alias = text(part.named_children[0]) if part.named_child_count else None
+                    fact.module_alias = text(part.named_child(0)) if part.named_child_count else None
                 elif part.type == "named_imports":
                     for item in part.named_children:
                         if item.type == "import_specifier":
@@ -211,7 +211,7 @@ class EcmaHooks(LanguageHooks):
         args = call.child_by_field_name("arguments")
         if args is None or args.named_child_count == 0:
             return None
-        spec = string_value(args.named_children[0])
+        spec = string_value(args.named_child(0))
         if spec is None:
             return None
         fact = ImportFact(specifier=spec, line=call.start_point[0] + 1, kind="require")
@@ -321,17 +321,17 @@ def es_expr(node: Node | None) -> str:
             suffix.append("()")
             node = node.child_by_field_name("constructor")
         elif kind in _ES_TRANSPARENT:
-            node = node.named_children[0] if node.named_child_count else None
+            node = node.named_child(0) if node.named_child_count else None
         elif kind == "as_expression":
             if node.named_child_count < 2 or node.named_children[-1].type == "const":
-                node = node.named_children[0] if node.named_child_count else None
+                node = node.named_child(0) if node.named_child_count else None
                 continue
             return _es_chain(annotation(text(node.named_children[-1]), "this"), suffix)
         elif kind == "type_assertion":
-            args = node.named_children[0] if node.named_child_count else None
+            args = node.named_child(0) if node.named_child_count else None
             if args is None or args.type != "type_arguments" or not args.named_child_count:
                 return "?"
-            return _es_chain(annotation(text(args.named_children[0]), "this"), suffix)
+            return _es_chain(annotation(text(args.named_child(0)), "this"), suffix)
         elif kind in {"null", "undefined"}:
             return "" if not suffix else "?"
         else:
@@ -373,11 +373,12 @@ def _is_symbol_function(fn: Node) -> bool:
     return parent is not None and parent.type in _SYMBOL_HOLDERS
 
 
-def _returns(fn: Node) -> list[TypeFact]:
+def _returns(fn: Node, is_symbol: bool) -> list[TypeFact]:
+    """The declared return type of `fn` when it is a symbol's (`is_symbol`: `_is_symbol_function(fn)`)."""
     declared = fn.child_by_field_name("return_type")
-    if declared is None or not _is_symbol_function(fn) or not declared.named_child_count:
+    if declared is None or not is_symbol or not declared.named_child_count:
         return []
-    return [TypeFact("return", None, "", annotation(text(declared.named_children[0]), "this", promise=True))]
+    return [TypeFact("return", None, "", annotation(text(declared.named_child(0)), "this", promise=True))]
 
 
 def _param_nodes(fn: Node) -> list[Node]:
@@ -399,14 +400,14 @@ def _param_nodes(fn: Node) -> list[Node]:
 
 def _function_type(declared: Node | None) -> Node | None:
     """The function type an annotation names: `(a: A) => R`, also parenthesised or `| undefined`."""
-    node = declared.named_children[0] if declared is not None and declared.named_child_count else None
+    node = declared.named_child(0) if declared is not None and declared.named_child_count else None
     for _ in range(4):
         if node is None:
             return None
         if node.type == "function_type":
             return node
         if node.type == "parenthesized_type":
-            node = node.named_children[0] if node.named_child_count else None
+            node = node.named_child(0) if node.named_child_count else None
         elif node.type == "union_type":
             kinds = [c for c in node.named_children if text(c) not in {"undefined", "null", "void"}]
             node = kinds[0] if len(kinds) == 1 else None
@@ -430,9 +431,10 @@ def _callback_site(fn: Node) -> str | None:
     return f"{head}~{position}"
 
 
-def _params(fn: Node) -> list[TypeFact]:
+def _params(fn: Node, is_symbol: bool) -> list[TypeFact]:
+    """The parameters of `fn` (`is_symbol`: `_is_symbol_function(fn)`) as bindings of its scope."""
     out: list[TypeFact] = []
-    site = _callback_site(fn) if fn.type in _ANON_FUNCTIONS and not _is_symbol_function(fn) else None
+    site = _callback_site(fn) if fn.type in _ANON_FUNCTIONS and not is_symbol else None
     for position, param in enumerate(_param_nodes(fn)):
         if param.type in {"required_parameter", "optional_parameter"}:
             pattern = param.child_by_field_name("pattern")
@@ -447,13 +449,13 @@ def _params(fn: Node) -> list[TypeFact]:
             continue
         name = text(pattern)
         if declared is not None and declared.named_child_count:
-            expr = annotation(text(declared.named_children[0]), "this")
+            expr = annotation(text(declared.named_child(0)), "this")
             callback = _function_type(declared)
             if callback is not None:  # what a callback given here receives: `init: (s: Subscriber<R>) => void`
                 for inner, cb_param in enumerate(_param_nodes(callback)):
                     cb_type = cb_param.child_by_field_name("type")
                     if cb_type is not None and cb_type.named_child_count:
-                        cb_expr = annotation(text(cb_type.named_children[0]), "this")
+                        cb_expr = annotation(text(cb_type.named_child(0)), "this")
                         if cb_expr != "?":
                             out.append(TypeFact("callback", None, f"{position}:{inner}", cb_expr))
         elif site is not None and param.type != "optional_parameter":
@@ -481,18 +483,20 @@ def _es_type_facts(node: Node) -> list[TypeFact]:
         if value is not None and value.type in _ANON_FUNCTIONS:
             return []  # a function symbol of its own
         if declared is not None and declared.named_child_count:
-            expr = annotation(text(declared.named_children[0]), "this")
+            expr = annotation(text(declared.named_child(0)), "this")
         else:
             expr = es_expr(value) if value is not None else "?"
         return [TypeFact("var", None, text(name), expr)] if expr else []
     if kind in _NAMED_FUNCTIONS or kind in _ANON_FUNCTIONS:
-        out = _params(node) + _returns(node)
+        # Asked once: for an anonymous function it looks at the parent, which tree-sitter finds from the root.
+        is_symbol = _is_symbol_function(node)
+        out = _params(node, is_symbol) + _returns(node, is_symbol)
         body = node.child_by_field_name("body")
-        if kind == "arrow_function" and body is not None and body.type != "statement_block" and _is_symbol_function(node):
+        if kind == "arrow_function" and body is not None and body.type != "statement_block" and is_symbol:
             expr = es_expr(body)  # `() => new X()`: the expression is the return value
             if expr:
                 out.append(TypeFact("return", None, "", expr))
-        if kind == "method_definition" and node.children and node.children[0].type == "get":
+        if kind == "method_definition" and node.child_count and node.child(0).type == "get":  # type: ignore[union-attr]
             out.append(TypeFact("property", None, text(node.child_by_field_name("name"))))
         return out
     if kind == "return_statement":
@@ -505,7 +509,7 @@ def _es_type_facts(node: Node) -> list[TypeFact]:
             fn = fn.parent
         if fn is None or not _is_symbol_function(fn):
             return []
-        expr = es_expr(node.named_children[0])
+        expr = es_expr(node.named_child(0))
         return [TypeFact("return", None, "", expr)] if expr else []
     if kind in {"public_field_definition", "field_definition"}:
         name = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -514,7 +518,7 @@ def _es_type_facts(node: Node) -> list[TypeFact]:
         if name is None or (value is not None and value.type in _ANON_FUNCTIONS):
             return []
         if declared is not None and declared.named_child_count:
-            expr = annotation(text(declared.named_children[0]), "this")
+            expr = annotation(text(declared.named_child(0)), "this")
         else:
             expr = es_expr(value) if value is not None else "?"
         return [TypeFact("field", None, text(name), expr)] if expr and expr != "?" else []

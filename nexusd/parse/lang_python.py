@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nexusd.parse.facts import ImportFact, TypeFact
-from nexusd.parse.hooks import DOC_MAX, LanguageHooks, squash, text
+from nexusd.parse.hooks import DOC_MAX, LanguageHooks, dotted, squash, text
 from nexusd.parse.typeexpr import MAX_DEPTH, annotation
 
 if TYPE_CHECKING:
@@ -24,6 +24,9 @@ class PythonHooks(LanguageHooks):
 
     has_stubs = True
 
+    def stubs_possible(self, data: bytes) -> bool:
+        return b"overload" in data  # what `is_stub` looks for, as written
+
     def is_stub(self, node: Node) -> bool:
         """`@overload` / `@typing.overload` / `@t.overload` above the def."""
         parent = node.parent
@@ -31,7 +34,7 @@ class PythonHooks(LanguageHooks):
             return False
         for child in parent.named_children:
             if child.type == "decorator" and child.named_child_count:
-                expr = child.named_children[0]
+                expr = child.named_child(0)
                 if expr.type in {"identifier", "attribute"} and (expr.text or b"").rsplit(b".", 1)[-1] == b"overload":
                     return True
         return False
@@ -45,11 +48,12 @@ class PythonHooks(LanguageHooks):
         body = node.child_by_field_name("body")
         if body is None or body.named_child_count == 0:
             return ""
-        string = body.named_children[0]
+        # `named_child(0)`, not `named_children[0]`: a class body's list would make a node per member.
+        string = body.named_child(0)
         # Depending on the grammar version the string sits in an expression_statement or directly in the block.
         if string.type == "expression_statement" and string.named_child_count:
-            string = string.named_children[0]
-        if string.type != "string":
+            string = string.named_child(0)
+        if string is None or string.type != "string":
             return ""
         parts = [text(c) for c in string.named_children if c.type == "string_content"]
         return squash(" ".join(parts), DOC_MAX)
@@ -81,6 +85,8 @@ class PythonHooks(LanguageHooks):
         kind = node.type
         if kind == "identifier":
             return node.text.decode("utf-8", "replace")  # type: ignore[union-attr]
+        if kind == "attribute":  # `self.x.m()`, `os.path.join()`: the commonest receiver after a name
+            return dotted(node)
         if kind == "call":
             fn = node.child_by_field_name("function")
             if fn is not None and fn.type == "identifier" and fn.text == b"super":
@@ -161,28 +167,33 @@ def py_expr(node: Node | None) -> str:
             return "?"
         kind = node.type
         if kind == "identifier":
-            return text(node) + "".join(reversed(suffix))
+            return text(node) + "".join(reversed(suffix)) if suffix else text(node)
         if kind == "attribute":
             suffix.append("." + text(node.child_by_field_name("attribute")))
             node = node.child_by_field_name("object")
         elif kind == "call":
             fn = node.child_by_field_name("function")
-            if fn is not None and fn.type in {"identifier", "attribute"} and text(fn).rsplit(".", 1)[-1] == "cast":
-                args = node.child_by_field_name("arguments")
-                if args is not None and args.named_child_count == 2:
-                    return _chain(annotation(text(args.named_children[0])), suffix)
-            if fn is not None and fn.type == "identifier" and fn.text == b"super":
-                return "?"
-            if fn is not None and fn.type == "attribute" and fn.text in _SAME_TYPE_CALLS:
-                args = node.child_by_field_name("arguments")
-                first = args.named_children[0] if args is not None and args.named_child_count else None
-                if first is not None and first.type not in {"keyword_argument", "list_splat", "dictionary_splat"}:
-                    node = first  # `copy.copy(x)` is of x's type
-                    continue
+            fn_kind = fn.type if fn is not None else None
+            if fn_kind == "identifier" or fn_kind == "attribute":
+                # The function as written, compared as bytes: no decoding for every call (ASCII bytes decode
+                # to themselves, and never to part of a replaced invalid sequence).
+                written = fn.text or b""  # type: ignore[union-attr]
+                if written.rsplit(b".", 1)[-1] == b"cast":
+                    args = node.child_by_field_name("arguments")
+                    if args is not None and args.named_child_count == 2:
+                        return _chain(annotation(text(args.named_child(0))), suffix)
+                if fn_kind == "identifier" and written == b"super":
+                    return "?"
+                if fn_kind == "attribute" and written in _SAME_TYPE_CALLS:
+                    args = node.child_by_field_name("arguments")
+                    first = args.named_child(0) if args is not None and args.named_child_count else None
+                    if first is not None and first.type not in {"keyword_argument", "list_splat", "dictionary_splat"}:
+                        node = first  # `copy.copy(x)` is of x's type
+                        continue
             suffix.append("()")
             node = fn
         elif kind in _TRANSPARENT_EXPR:
-            node = node.named_children[0] if node.named_child_count else None
+            node = node.named_child(0) if node.named_child_count else None
         elif kind == "none":
             return "" if not suffix else "?"
         else:
@@ -248,7 +259,7 @@ def _py_type_facts(node: Node) -> list[TypeFact]:
                 continue
             name_node = param.child_by_field_name("name")
             if name_node is None and ptype == "typed_parameter" and param.named_child_count:
-                name_node = param.named_children[0]
+                name_node = param.named_child(0)
             if name_node is None or name_node.type != "identifier":
                 out.extend(_shadow(_names(param)))
                 continue
@@ -264,7 +275,7 @@ def _py_type_facts(node: Node) -> list[TypeFact]:
     if kind == "return_statement":
         if not node.named_child_count:
             return []
-        expr = py_expr(node.named_children[0])
+        expr = py_expr(node.named_child(0))
         return [TypeFact("return", None, "", expr)] if expr else []
     if kind == "decorated_definition":
         definition = node.child_by_field_name("definition")
@@ -274,7 +285,7 @@ def _py_type_facts(node: Node) -> list[TypeFact]:
         for deco in node.named_children:
             if deco.type != "decorator" or not deco.named_child_count:
                 continue
-            expr = py_expr(deco.named_children[0])
+            expr = py_expr(deco.named_child(0))
             head = expr.removesuffix("()").rsplit(".", 1)[-1]
             if head in _PROPERTIES:
                 return [TypeFact("property", None, name)]
