@@ -415,8 +415,7 @@ class Server:
                 try:
                     job = jobs.get(timeout=CHECKPOINT_IDLE_S) if writer else jobs.get()
                 except queue.Empty:
-                    self._maybe_checkpoint(conn)
-                    self._maybe_reclaim()
+                    self._idle(conn)
                     continue
                 if job is None:
                     return
@@ -459,20 +458,15 @@ class Server:
                 self._exclusive = False
                 self._gate.notify_all()
 
-    def _maybe_checkpoint(self, conn: Conn) -> None:
-        """Checkpoint on the writer when it is idle and no query holds a read transaction (see store.py),
-        and only with room on the disk for it (recovery.DiskGuard)."""
-        if not self._dirty or self._active_reads or not self.read_queue.empty():
-            return
-        if self.store.checkpoint(conn):  # postponed by the store while the disk is too full (recovery.py)
-            self._dirty = False
-
-    def _maybe_reclaim(self) -> None:
-        """Free what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen
-        heap (`gcpause.reclaim`), on the idle writer and only while no query runs: the collection holds the
-        interpreter for its duration."""
+    def _idle(self, conn: Conn) -> None:
+        """The writer's upkeep while it waits for work, only when no query runs or waits: a checkpoint after
+        writes (no read transaction may be open, see store.py; only with room on the disk for it,
+        recovery.DiskGuard), then freeing what a forgotten repository, a dropped symbol table or a replaced
+        snapshot left in the frozen heap (`gcpause.reclaim`: the collection holds the interpreter meanwhile)."""
         if self._active_reads or not self.read_queue.empty():
             return
+        if self._dirty and self.store.checkpoint(conn):  # postponed while the disk is too full (recovery.py)
+            self._dirty = False
         gcpause.reclaim()
 
     def _run_task(self, job: Job, conn: Conn) -> None:

@@ -343,7 +343,6 @@ def _live_objects() -> dict[str, int]:
         kinds = {"symbolTables": RepoIndex, "engines": RepoSync, "snapshots": Snapshot}
         return {name: sum(1 for o in objects if isinstance(o, cls)) for name, cls in kinds.items()}
     finally:
-        objects = []
         if frozen:
             gc.freeze()
         if was_enabled:
