@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import config
+from . import config, recovery
 from . import ops as _ops  # noqa: F401  (importing the package registers every operation)
 from .history.service import HistoryService
 from .memory.service import MemoryService
@@ -70,6 +70,12 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     # query snapshot (the read model most answers come from).
     live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
     live.cold_listeners += [parts.snapshots.prebuild]  # a cold batch's snapshot, built while Kuzu writes it
+
+    def database_damaged(reason: str) -> None:  # set aside and rebuilt at the next start (daemon.py)
+        recovery.mark_database_damaged(dirs.state, reason)
+        request_stop()
+
+    live.on_database_damaged = database_damaged
     live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot
     parts.status_sections += [
         lambda conn, args: code_ops.status_section(parts, conn, args),

@@ -188,6 +188,29 @@ def _write_marker(marker: Path) -> None:
         log.error("could not write the clean-stop marker: %s", exc)
 
 
+DAMAGED_MARKER = "database-damaged"  # in the state directory: set the database aside at the next start
+
+
+def mark_database_damaged(state: Path, reason: str) -> None:
+    """Record that the database file holds what no write made (`LiveSync.on_database_damaged`): the next start
+    moves it aside and rebuilds, as for a file that cannot be opened (`Daemon._open_store`)."""
+    try:
+        (state / DAMAGED_MARKER).write_text(reason[:2000] + "\n")
+    except OSError as exc:
+        log.error("could not record that the database is damaged: %s", exc)
+
+
+def take_damaged_mark(state: Path) -> str | None:
+    """The reason recorded by `mark_database_damaged`, removing the record; None when there is none."""
+    marker = state / DAMAGED_MARKER
+    try:
+        reason = marker.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    marker.unlink(missing_ok=True)
+    return reason or "the database was found damaged"
+
+
 def health(daemon: Daemon) -> dict[str, Any]:
     outbox = getattr(daemon.server, "outbox", None)
     out: dict[str, Any] = {

@@ -272,6 +272,15 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         return {"armed": True}
 
     @op(
+        "debug.damage_next_build",
+        lane="write",
+        description="Make the next cold build count one HAS_FILE edge it did not write, as damaged storage does.",
+    )
+    def debug_damage_next_build(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        graphwrite.FAULTS["phantom-edge"] = True
+        return {"armed": True}
+
+    @op(
         "debug.kill_mid_cold_write",
         lane="write",
         description="SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery).",

@@ -242,6 +242,10 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     counts.update(files=len(files), symbols=len(symbols), imports=len(imports), calls=len(calls))
     expected = {"files": len(files), "symbols": len(symbols), "hasFile": len(files),
                 "contains": len(top) + len(nested), "imports": len(imports), "calls": len(calls)}  # fmt: skip
+    if FAULTS.pop("phantom-edge", None) and files:  # debug.damage_next_build: what Kuzu's damaged storage shows
+        with conn.transaction():
+            conn.execute("MATCH (r:Repository {id: $r}), (f:File {id: $f}) CREATE (r)-[:HAS_FILE]->(f)",
+                         {"r": batch.repo_id, "f": files[0][0]})  # fmt: skip
     problems = verify_counts(conn, batch.repo_id, expected)
     if problems:
         raise GraphDamaged(f"the graph written does not hold what was written: {'; '.join(problems)}")
@@ -300,14 +304,19 @@ def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[Table], budget: i
     return n + 1
 
 
-# Faults a test can arm through the `debug.fail_next_build` op (registered only with NEXUS_DEBUG_OPS=1):
+# Faults a test can arm through the `debug.*` ops (registered only with NEXUS_DEBUG_OPS=1):
 # "dangling-edge" hands the next cold COPY one edge to a symbol that does not exist, the way Kuzu fails for real;
-# "kill-mid-cold-write" kills the daemon (SIGKILL) after the first row transaction of the next chunked cold write.
+# "kill-mid-cold-write" kills the daemon (SIGKILL) after the first row transaction of the next chunked cold write;
+# "phantom-edge" adds one HAS_FILE edge after the next cold write commits, before its counts are checked: the shape
+# Kuzu 0.11.3's damaged relationship storage shows (edges no statement wrote, surviving a rebuild; ARCHITECTURE.md,
+# "Invariants").
 FAULTS: dict[str, bool] = {}
 
 
 class GraphDamaged(RuntimeError):
-    """The graph of a repository fails its invariant counts: it must be rebuilt from nothing."""
+    """The graph of a repository fails its invariant counts: it must be rebuilt from nothing. Raised by a cold
+    write (which has just deleted the repository's graph and written it whole), it means the database file itself
+    holds relationships no statement wrote: no rebuild inside that file can mend it (`LiveSync.run_sync`)."""
 
 
 def integrity_counts(conn: Conn, repo_id: str) -> dict[str, int]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nexusd.errors import NexusError
 from tests.helpers import DaemonProcess
 from tests.reliability.common import consistency_problems, make_py_repo, q
 
@@ -96,5 +97,39 @@ def test_scattered_page_damage_never_kills_the_daemon(tmp_path: Path) -> None:
                 c.request("sync", scope, timeout=300)
                 assert consistency_problems(c, repo_id, root) == []
                 assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
+    finally:
+        d.cleanup()
+
+
+def test_a_graph_holding_edges_no_write_made_sets_the_database_aside(tmp_path: Path) -> None:
+    """Kuzu 0.11.3 can damage a relationship table's storage at a checkpoint that folds in deletes, and a rebuild
+    inside that file keeps the damage (bench/kuzu_damage_probe.py). A cold write that counts relationships it did
+    not write answers `unavailable` (not `internal`), the daemon stops, and its next start sets the file aside and
+    rebuilds: the repositories from their files, memory from the journal."""
+    roots = [make_py_repo(tmp_path / name, 12) for name in ("one", "two")]
+    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DEBUG_OPS": "1"}).start()
+    try:
+        with d.client(timeout=120) as c:
+            ids = [c.request("index", {"repo": str(r), "user": "alice"}, timeout=120)["id"] for r in roots]
+            fact = c.request("remember", {"repo": str(roots[1]), "user": "alice", "text": "the parser is warm"})["id"]
+            c.request("debug.damage_next_build")
+            with pytest.raises(NexusError) as failed:
+                c.request("index", {"repo": str(roots[0]), "user": "alice", "full": True}, timeout=120)
+            assert failed.value.code == "unavailable", failed.value
+            assert "damaged" in str(failed.value)
+        assert d.proc is not None and d.proc.wait(60) == 0, "the daemon did not stop after finding the damage"
+        d.start()
+        with d.client(timeout=300) as c:
+            recovery = c.request("status")["daemon"]["recovery"]
+            assert recovery and Path(recovery["movedAside"]).exists()
+            assert "no write made" in recovery["reason"]
+            for root, repo_id in zip(roots, ids, strict=True):
+                c.request("sync", {"repo": str(root), "user": "alice"}, timeout=300)
+                assert consistency_problems(c, repo_id, root) == []
+            assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
+        assert d.stop() == 0
+        d.start()  # the record is used once: a later start keeps the rebuilt file
+        with d.client(timeout=120) as c:
+            assert c.request("status")["daemon"]["recovery"] is None
     finally:
         d.cleanup()
