@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -262,32 +263,23 @@ def move_repo(ctx: Ctx, args: MoveRepoArgs) -> dict[str, Any]:
 
 if os.environ.get("NEXUS_DEBUG_OPS") == "1":
 
-    @op(
-        "debug.fail_next_build",
-        lane="write",
-        description="Make the next cold build hand Kuzu an edge to a missing symbol (tests failed-build recovery).",
-    )
-    def debug_fail_next_build(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
-        graphwrite.FAULTS["dangling-edge"] = True
-        return {"armed": True}
+    def _arming(fault: str) -> Callable[[Ctx, NoArgs], dict[str, Any]]:
+        def arm(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+            graphwrite.FAULTS[fault] = True
+            return {"armed": True}
 
-    @op(
-        "debug.damage_next_build",
-        lane="write",
-        description="Make the next cold build count one HAS_FILE edge it did not write, as damaged storage does.",
-    )
-    def debug_damage_next_build(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
-        graphwrite.FAULTS["phantom-edge"] = True
-        return {"armed": True}
+        return arm
 
-    @op(
-        "debug.kill_mid_cold_write",
-        lane="write",
-        description="SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery).",
-    )
-    def debug_kill_mid_cold_write(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
-        graphwrite.FAULTS["kill-mid-cold-write"] = True
-        return {"armed": True}
+    # Each arms one fault of the next cold write (graphwrite.FAULTS), so a test names the failure it provokes.
+    for _name, _fault, _what in (
+        ("debug.fail_next_build", "dangling-edge",
+         "Make the next cold build hand Kuzu an edge to a missing symbol (tests failed-build recovery)."),
+        ("debug.damage_next_build", "phantom-edge",
+         "Make the next cold build count one HAS_FILE edge it did not write, as damaged storage does."),
+        ("debug.kill_mid_cold_write", "kill-mid-cold-write",
+         "SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery)."),
+    ):  # fmt: skip
+        op(_name, lane="write", description=_what)(_arming(_fault))
 
     @op(
         "debug.compact",
