@@ -71,9 +71,15 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     live.listeners += [_relink_memory, history.relink, parts.snapshots.apply_batch]
     live.cold_listeners += [parts.snapshots.prebuild]  # a cold batch's snapshot, built while Kuzu writes it
 
-    def database_damaged(reason: str) -> None:  # set aside and rebuilt at the next start (daemon.py)
+    def database_damaged(reason: str) -> bool:  # set aside and rebuilt at the next start (daemon.py)
+        if info.recovery is not None and str(info.recovery.get("reason", "")).startswith(recovery.DAMAGED_REASON):
+            # This run began on a file set aside for the same reason: a second damage so soon points at the
+            # write itself, and setting files aside again would loop. The build fails; the log says why.
+            log.error("the graph was found damaged again after the database was rebuilt; not setting it aside twice")
+            return False
         recovery.mark_database_damaged(dirs.state, reason)
         request_stop()
+        return True
 
     live.on_database_damaged = database_damaged
     live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot

@@ -76,8 +76,9 @@ class LiveSync:
         self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
         # Called with the reason when a cold write finds relationships it did not write (`graphwrite.GraphDamaged`):
-        # the database file is damaged past what a rebuild inside it mends; the daemon sets it aside and stops.
-        self.on_database_damaged: Callable[[str], None] | None = None
+        # the database file is damaged past what a rebuild inside it mends; the daemon sets it aside and stops
+        # (True), or declines (False: the build fails as any other).
+        self.on_database_damaged: Callable[[str], bool] | None = None
 
     # -- engines ------------------------------------------------------------------------------------
 
@@ -216,7 +217,9 @@ class LiveSync:
             eng.reset()  # the in-memory view may be ahead of the graph: rebuild it next time
             record_failure(conn, repo, build_summary(SyncReport("failed"), "failed", f"{type(exc).__name__}: {exc}"))
             if isinstance(exc, graphwrite.GraphDamaged) and self.on_database_damaged is not None:
-                raise self._database_damaged(repo, exc) from exc
+                reason = f"the graph of {repo.root} held relationships no write made ({exc})"
+                if self.on_database_damaged(reason):
+                    raise self._database_damaged(reason) from exc
             self._check_after_failure(conn, rebuilding=recovery)
             raise
         if report.mode == "noop":
@@ -268,17 +271,15 @@ class LiveSync:
             if not rebuilding:
                 self.writer.submit_internal(functools.partial(self._rebuild, other))
 
-    def _database_damaged(self, repo: Repo, exc: graphwrite.GraphDamaged) -> Unavailable:
-        """A cold write of `repo` deleted its graph, wrote it whole in one go, and counted relationships it did
+    @staticmethod
+    def _database_damaged(reason: str) -> Unavailable:
+        """A cold write deleted a repository's graph, wrote it whole in one go, and counted relationships it did
         not write. Kuzu 0.11.3 can damage a relationship table's storage when a checkpoint folds in deletes
         (ARCHITECTURE.md, "Invariants"), and a rebuild inside that file keeps the damage (measured: 15 of 1,549
         rebuilds mended it, `bench/kuzu_damage_probe.py`). So the daemon hands the file over to the start-up
         recovery: it is moved aside at the next start, every registered repository is indexed again from its
         files and memory comes back from the journal. This request is answered `unavailable`."""
-        reason = f"the graph of {repo.root} held relationships no write made ({exc})"
         log.error("%s: the database file is damaged; it is set aside and rebuilt at the next start", reason)
-        assert self.on_database_damaged is not None
-        self.on_database_damaged(reason)
         return Unavailable(
             "the database file is damaged (relationships no write made); the daemon restarts with a rebuilt one",
             hint="run the command again: the daemon starts afresh, re-indexes every repository from its files "

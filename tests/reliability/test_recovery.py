@@ -127,6 +127,14 @@ def test_a_graph_holding_edges_no_write_made_sets_the_database_aside(tmp_path: P
                 c.request("sync", {"repo": str(root), "user": "alice"}, timeout=300)
                 assert consistency_problems(c, repo_id, root) == []
             assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
+            # Damage again in the run that began on a set-aside file points at the write itself: no second
+            # set-aside (it would loop); the build fails as any other and the daemon stays up.
+            c.request("debug.damage_next_build")
+            with pytest.raises(NexusError) as again:
+                c.request("index", {"repo": str(roots[0]), "user": "alice", "full": True}, timeout=120)
+            assert again.value.code != "unavailable", again.value
+            assert c.request("ping") is not None
+        assert not (d.dirs.state / "database-damaged").exists()
         assert d.stop() == 0
         d.start()  # the record is used once: a later start keeps the rebuilt file
         with d.client(timeout=120) as c:
