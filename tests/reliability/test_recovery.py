@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from nexusd.errors import NexusError
+from nexusd.recovery import DAMAGED_MARKER
 from tests.helpers import DaemonProcess
 from tests.reliability.common import consistency_problems, make_py_repo, q
 
@@ -134,7 +135,7 @@ def test_a_graph_holding_edges_no_write_made_sets_the_database_aside(tmp_path: P
                 c.request("index", {"repo": str(roots[0]), "user": "alice", "full": True}, timeout=120)
             assert again.value.code != "unavailable", again.value
             assert c.request("ping") is not None
-        assert not (d.dirs.state / "database-damaged").exists()
+        assert not (d.dirs.state / DAMAGED_MARKER).exists()
         assert d.stop() == 0
         d.start()  # the record is used once: a later start keeps the rebuilt file
         with d.client(timeout=120) as c:
