@@ -5,8 +5,9 @@
 
 Counts sequences, requests, daemon deaths, hangs (no `ping` answer within 1 s after a sequence), `internal`
 replies and every error code; samples each daemon's RSS and database size every `--rss-every` sequences and
-reports the RSS growth from the end of the warm-up (`--warmup` sequences per worker) to the end, sequences per
-second and the daemon's CPU seconds per sequence.
+reports the RSS growth after the warm-up (`--warmup` sequences per worker: one sample against one, and the
+median of the last tenth of the samples against the first tenth, `Outcome.rss_growth`), the daemon's reopens
+and why (`status`), sequences per second and the daemon's CPU seconds per sequence.
 
 `--workers N` runs N fuzzers side by side, each with its own daemon, repositories and seed (seed + worker
 number): the same sequences and checks as one, N times the rate while cores are free. A daemon's writer is
@@ -44,6 +45,7 @@ def combined(outs: list[Outcome], seconds: float) -> dict[str, Any]:
     cpu = sum(o.daemon_cpu_s for o in outs)
     growth = [s["rss"] for s in per]
     known = [g["growth_pct"] for g in growth if g["growth_pct"] is not None]
+    windowed = [g["window_growth_pct"] for g in growth if g.get("window_growth_pct") is not None]
     return {
         "sequences": sequences,
         "requests": sum(s["requests"] for s in per),
@@ -55,8 +57,10 @@ def combined(outs: list[Outcome], seconds: float) -> dict[str, Any]:
         "sequences_per_s": round(sequences / seconds, 3) if seconds else None,
         "daemon_cpu_s_per_sequence": round(cpu / sequences, 3) if sequences else None,
         "rss_growth_pct_max": max(known) if known else None,
+        "rss_window_growth_pct_max": max(windowed) if windowed else None,
         "workers": [
-            {"sequences": s["sequences"], "rss": s["rss"], "rss_kb": s["rss_kb"], "db_bytes": s["db_bytes"],
+            {"sequences": s["sequences"], "rss": s["rss"], "compaction": s["compaction"], "rss_kb": s["rss_kb"],
+             "db_bytes": s["db_bytes"],
              "daemon_cpu_s_per_sequence": s["daemon_cpu_s_per_sequence"]}
             for s in per
         ],  # fmt: skip

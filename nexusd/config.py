@@ -60,6 +60,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_COMPACT_MIN_MB", int, 128, "The database file is rebuilt compact (in a child process, while the daemon runs) once it is larger than this, in MB, and NEXUS_COMPACT_RATIO times its live data (0: never).", "daemon"),
     Setting("NEXUS_COMPACT_RATIO", float, 4.0, "How many times its live data the database file may grow to before it is rebuilt compact.", "daemon"),
     Setting("NEXUS_REOPEN_CHECKPOINTS", int, 200, "The daemon closes and reopens its database after this many checkpoints (Kuzu keeps ~0.3 MB per checkpoint until it closes; 0: never).", "daemon"),
+    Setting("NEXUS_REOPEN_GROWTH_MB", int, 64, "The daemon also reopens its database at a checkpoint once its anonymous memory is this many MB above what it was after the last reopen (Kuzu's buffer pool gives its pages back only when the database closes; 0: never).", "daemon"),
     Setting("NEXUS_MIN_FREE_MB", int, 64, "Writes are refused (`no_space`) while the data disk has less free space than this, in MB.", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
     Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again and saved beside the graph (0: never saved; a restart then reads the graph).", "daemon"),

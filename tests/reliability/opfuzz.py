@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import statistics
 import tempfile
 import time
 from collections import Counter
@@ -47,15 +48,31 @@ class Outcome:
     seconds: float = 0.0  # wall time of the campaign
     daemon_cpu_s: float = 0.0  # CPU time the daemon process spent during the campaign (user + system)
     warmup: int = 0  # sequences before the RSS growth is measured
+    compaction: dict[str, Any] = field(default_factory=dict)  # `status` health.compaction at the end: reopens, why
 
     def rss_growth(self) -> dict[str, Any]:
-        """RSS at the first sample at or after the warm-up and at the last sample, and the growth between."""
+        """RSS growth after the warm-up, two ways. `growth_pct`: the last sample against the first at or after
+        the warm-up (one sample each, so it depends on where in the buffer pool's swing the two fall).
+        `window_growth_pct`: the median of the last tenth of the samples after the warm-up against the median of
+        the first tenth (at least 5 samples each). `slope_kb_per_1000`: least squares over the second half."""
         after = [(n, kb) for n, kb in self.rss_kb if n >= self.warmup]
         if len(after) < 2 or after[0][0] == after[-1][0]:
-            return {"warmup_sequences": self.warmup, "warm_kb": None, "end_kb": None, "growth_pct": None}
+            return {"warmup_sequences": self.warmup, "warm_kb": None, "end_kb": None, "growth_pct": None,
+                    "window_growth_pct": None, "slope_kb_per_1000": None}  # fmt: skip
         (_, warm), (_, end) = after[0], after[-1]
+        span = max(5, len(after) // 10)
+        first = statistics.median(kb for _, kb in after[:span])
+        last = statistics.median(kb for _, kb in after[-span:])
+        half = after[len(after) // 2 :]
+        slope = None
+        if len(half) >= 2 and half[0][0] != half[-1][0]:
+            fit = statistics.linear_regression([n for n, _ in half], [kb for _, kb in half])
+            slope = round(fit.slope * 1000)
         return {"warmup_sequences": self.warmup, "warm_kb": warm, "end_kb": end,
-                "growth_pct": round((end - warm) * 100 / warm, 1)}  # fmt: skip
+                "growth_pct": round((end - warm) * 100 / warm, 1),
+                "window_samples": span, "window_first_kb": round(first), "window_last_kb": round(last),
+                "window_growth_pct": round((last - first) * 100 / first, 1),
+                "slope_kb_per_1000": slope}  # fmt: skip
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -71,6 +88,7 @@ class Outcome:
             "sequences_per_s": round(self.sequences / self.seconds, 3) if self.seconds else None,
             "daemon_cpu_s_per_sequence": round(self.daemon_cpu_s / self.sequences, 3) if self.sequences else None,
             "rss": self.rss_growth(),
+            "compaction": self.compaction,
             "rss_kb": self.rss_kb,
             "db_bytes": self.db_bytes,
             "op_seconds": {op: round(s, 1) for op, s in self.op_seconds.most_common()},
@@ -312,6 +330,10 @@ class OpFuzzer:
             out.daemon_cpu_s += cpu_s(pid) - cpu0
             if not out.rss_kb or out.rss_kb[-1][0] != n:
                 self._sample(n, out)
+            try:
+                out.compaction = self.client.request("status")["health"]["compaction"]
+            except NexusError as exc:  # the figures above stand without it
+                out.compaction = {"error": str(exc)}
         assert set(out.codes) <= set(ERROR_CODES) | {"ok"}, out.codes
         return out
 

@@ -285,6 +285,39 @@ def test_the_database_is_reopened_every_n_checkpoints(tmp_path: Path, monkeypatc
         config.reload()
 
 
+def test_the_database_is_reopened_once_the_process_grew_past_its_budget(tmp_path: Path, monkeypatch: Any) -> None:
+    """Issue #19: the buffer pool keeps the pages of a file that grows between compactions until the Database
+    closes (the op fuzz's ~130 MB swing). A checkpoint reopens the database once the process's anonymous memory
+    is NEXUS_REOPEN_GROWTH_MB above its mark (set at the first checkpoint, moved by each reopen), says why in
+    `status`, and keeps every row; below the budget it does not."""
+    monkeypatch.setenv("NEXUS_REOPEN_GROWTH_MB", "16")
+    monkeypatch.setenv("NEXUS_REOPEN_CHECKPOINTS", "0")
+    config.reload()
+    store = Store(tmp_path / "db.kz")
+    try:
+        store.ensure_schema()
+        conn = store.connect()
+        conn.execute("CREATE (:Meta {key: 'k0', value: 'v'})")
+        assert store.checkpoint(conn)
+        assert store.reopens == 0, store.compaction_status()
+        held = bytearray(48 * 1024 * 1024)  # zero-filled, so resident: anonymous memory the reopen cannot give back
+        conn.execute("CREATE (:Meta {key: 'k1', value: 'v'})")
+        assert store.checkpoint(conn)
+        status = store.compaction_status()
+        assert store.reopens == 1 and status["reopenReasons"] == {"memory": 1}, status
+        assert status["anonAfterOpenBytes"] >= len(held)  # the mark moved up: the next checkpoint does not reopen
+        conn.execute("CREATE (:Meta {key: 'k2', value: 'v'})")
+        assert store.checkpoint(conn)
+        assert store.reopens == 1, store.compaction_status()
+        assert conn.scalar("MATCH (m:Meta) WHERE m.key STARTS WITH 'k' RETURN count(*)") == 3
+        del held
+    finally:
+        store.close()
+        monkeypatch.delenv("NEXUS_REOPEN_GROWTH_MB")
+        monkeypatch.delenv("NEXUS_REOPEN_CHECKPOINTS")
+        config.reload()
+
+
 def test_a_cold_index_is_followed_by_a_reopen(tmp_path: Path) -> None:
     """Issue #15: Kuzu keeps the pages a cold write touched resident in its buffer pool until the Database
     closes (143 MB of a 610 MB daemon after the standard library's index). The writer's next idle checkpoint
