@@ -281,6 +281,27 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
     ):  # fmt: skip
         op(_name, lane="write", description=_what)(_arming(_fault))
 
+    @dataclass(frozen=True, kw_only=True)
+    class DamageArgs(Args):
+        repo: str = repo_arg(required=True)
+
+    @op(
+        "debug.damage_graph",
+        lane="write",
+        args=DamageArgs,
+        description="Add one HAS_FILE edge no write made to a repository's graph, as damaged storage does (tests "
+        "the writer's check after checkpoints that fold in deletes).",
+    )
+    def debug_damage_graph(ctx: Ctx, args: DamageArgs) -> dict[str, Any]:
+        assert ctx.conn is not None
+        repo = ctx.parts.repos.by_root(os.path.realpath(args.repo))
+        if repo is None:
+            raise NotFound(f"{args.repo} is not a registered repository root")
+        with ctx.conn.transaction():
+            ctx.conn.execute("MATCH (r:Repository {id: $r}), (f:File) WHERE f.repoId = $r WITH r, f LIMIT 1 "
+                             "CREATE (r)-[:HAS_FILE]->(f)", {"r": repo.id})  # fmt: skip
+        return {"damaged": repo.id}
+
     @op(
         "debug.compact",
         lane="write",

@@ -79,6 +79,11 @@ class LiveSync:
         # the database file is damaged past what a rebuild inside it mends; the daemon sets it aside and stops
         # (True), or declines (False: the build fails as any other).
         self.on_database_damaged: Callable[[str], bool] | None = None
+        self._checked_folds = 0  # Store.delete_folds when the graphs were last checked (check_after_deletes)
+        # The counts scan each repository's edges, so a day of edits pays them at most once a minute (the
+        # setting), in the writer's idle time.
+        self._check_every_s = float(config.get("NEXUS_GRAPH_CHECK_S"))
+        self._checked_at = -self._check_every_s
 
     # -- engines ------------------------------------------------------------------------------------
 
@@ -242,6 +247,39 @@ class LiveSync:
 
     def _resolved(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
         _notify(self.cold_listeners, "cold-sync", repo, files)
+
+    def check_after_deletes(self, conn: Conn, delete_folds: int) -> None:
+        """The writer's idle upkeep: after a checkpoint folded in deletes (`Store.delete_folds` moved), check
+        every indexed repository's graph (cheap invariant counts), at most every NEXUS_GRAPH_CHECK_S. Kuzu 0.11.3
+        can damage a relationship table at such a checkpoint, in a repository no write touched (a lost CONTAINS,
+        HAS_FILE edges no statement wrote; `bench/kuzu_damage_probe.py`), and a rebuild inside the file rarely
+        mends it. Found here, not at that repository's next cold write, the file is handed to the start-up
+        recovery (`on_database_damaged`: set aside, every graph rebuilt, memory from the journal); where that
+        is refused (this run began on such a set-aside), the repository is rebuilt as after a failed write."""
+        if delete_folds == self._checked_folds or time.monotonic() - self._checked_at < self._check_every_s:
+            return
+        self._checked_folds, self._checked_at = delete_folds, time.monotonic()
+        try:
+            partial = cold_write_pending(conn)
+        except StoreError:
+            return  # counted again after the next such checkpoint
+        for repo in self.repos.all():
+            if repo.indexed_at is None or repo.damaged or repo.id in partial:
+                continue
+            try:
+                problems = graphwrite.verify_counts(conn, repo.id)
+            except StoreError as exc:
+                log.warning("checking the graph of %s failed: %s", repo.root, exc)
+                continue
+            if not problems:
+                continue
+            reason = f"the graph of {repo.root} failed its counts after a checkpoint that folded in deletes ({'; '.join(problems)})"
+            log.error("%s", reason)
+            if self.on_database_damaged is not None and self.on_database_damaged(reason):
+                return  # the daemon stops; the next start sets the file aside
+            repo.damaged = problems
+            self.engine(repo).reset()
+            self.writer.submit_internal(functools.partial(self._rebuild, repo))
 
     def _check_after_failure(self, conn: Conn, *, rebuilding: bool) -> None:
         """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged

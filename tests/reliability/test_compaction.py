@@ -297,18 +297,22 @@ def test_the_database_is_reopened_once_the_process_grew_past_its_budget(tmp_path
     try:
         store.ensure_schema()
         conn = store.connect()
+        for _ in range(2):  # the schema's creation may itself have grown the process past the budget: settled here
+            assert store.checkpoint(conn)
+        settled, reasons = store.reopens, dict(store.reopen_reasons)
         conn.execute("CREATE (:Meta {key: 'k0', value: 'v'})")
         assert store.checkpoint(conn)
-        assert store.reopens == 0, store.compaction_status()
+        assert store.reopens == settled, store.compaction_status()
         held = bytearray(48 * 1024 * 1024)  # zero-filled, so resident: anonymous memory the reopen cannot give back
         conn.execute("CREATE (:Meta {key: 'k1', value: 'v'})")
         assert store.checkpoint(conn)
         status = store.compaction_status()
-        assert store.reopens == 1 and status["reopenReasons"] == {"memory": 1}, status
+        assert store.reopens == settled + 1, status
+        assert status["reopenReasons"] == {"memory": reasons.get("memory", 0) + 1}, status
         assert status["anonAfterOpenBytes"] >= len(held)  # the mark moved up: the next checkpoint does not reopen
         conn.execute("CREATE (:Meta {key: 'k2', value: 'v'})")
         assert store.checkpoint(conn)
-        assert store.reopens == 1, store.compaction_status()
+        assert store.reopens == settled + 1, store.compaction_status()
         assert conn.scalar("MATCH (m:Meta) WHERE m.key STARTS WITH 'k' RETURN count(*)") == 3
         del held
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -140,5 +141,40 @@ def test_a_graph_holding_edges_no_write_made_sets_the_database_aside(tmp_path: P
         d.start()  # the record is used once: a later start keeps the rebuilt file
         with d.client(timeout=120) as c:
             assert c.request("status")["daemon"]["recovery"] is None
+    finally:
+        d.cleanup()
+
+
+def test_damage_in_a_graph_no_write_touched_is_found_after_a_checkpoint_that_folded_in_deletes(tmp_path: Path) -> None:
+    """The damage Kuzu 0.11.3 leaves at a checkpoint that folds in deletes can land in another repository's
+    graph (bench/kuzu_damage_probe.py), which no cold write would count until its next rebuild. After such a
+    checkpoint the idle writer checks every graph's invariant counts: a graph holding a HAS_FILE edge no write
+    made, in a repository that was not written, hands the file to the start-up recovery, whose next start
+    rebuilds every graph and brings memory back from the journal."""
+    roots = [make_py_repo(tmp_path / name, 12) for name in ("one", "two")]
+    env = {"NEXUS_DEBUG_OPS": "1", "NEXUS_GRAPH_CHECK_S": "0", "NEXUS_NO_WATCH": "1"}
+    d = DaemonProcess(home=tmp_path / "home", env=env).start()
+    try:
+        with d.client(timeout=120) as c:
+            ids = [c.request("index", {"repo": str(r), "user": "alice"}, timeout=120)["id"] for r in roots]
+            fact = c.request("remember", {"repo": str(roots[0]), "user": "alice", "text": "the parser is warm"})["id"]
+            time.sleep(3)  # past the writer's idle checkpoint (server.CHECKPOINT_IDLE_S), which checks clean graphs
+            assert c.request("ping") is not None
+            c.request("debug.damage_graph", {"repo": str(roots[0])})
+            time.sleep(3)  # the next idle checkpoint folds in no delete: no check
+            assert c.request("ping") is not None, "the graphs were checked with no delete folded in"
+            module = sorted((roots[1] / "pkg").glob("m*.py"))[0]
+            module.write_text(module.read_text().replace("def ", "def renamed_", 1))  # the sync deletes its symbols
+            c.request("sync", {"repo": str(roots[1]), "user": "alice"}, timeout=120)
+        assert d.proc is not None and d.proc.wait(60) == 0, "the daemon did not stop after finding the damage"
+        d.start()
+        with d.client(timeout=300) as c:
+            recovery = c.request("status")["daemon"]["recovery"]
+            assert recovery and Path(recovery["movedAside"]).exists()
+            assert "folded in deletes" in recovery["reason"] and str(roots[0]) in recovery["reason"]
+            for root, repo_id in zip(roots, ids, strict=True):
+                c.request("sync", {"repo": str(root), "user": "alice"}, timeout=300)
+                assert consistency_problems(c, repo_id, root) == []
+            assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
     finally:
         d.cleanup()
