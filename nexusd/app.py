@@ -82,6 +82,7 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
         return True
 
     live.on_database_damaged = database_damaged
+    store.on_damaged = database_damaged
     live.view_listeners += [parts.views.set_overlay]  # a worktree's overlay -> its view's snapshot
     parts.status_sections += [
         lambda conn, args: code_ops.status_section(parts, conn, args),

@@ -189,12 +189,13 @@ def _write_marker(marker: Path) -> None:
 
 
 DAMAGED_MARKER = "database-damaged"  # in the state directory: set the database aside at the next start
-DAMAGED_REASON = "a cold write found relationships no write made"  # how the recorded reason starts
+DAMAGED_REASON = "the database file was found damaged"  # how the recorded reason starts
 
 
 def mark_database_damaged(state: Path, reason: str) -> None:
-    """Record that the database file holds what no write made (`LiveSync.on_database_damaged`): the next start
-    moves it aside and rebuilds, as for a file that cannot be opened (`Daemon._open_store`)."""
+    """Record that the database file holds what no write made, or disagrees with itself (`app.build`'s
+    `database_damaged`: a cold write's counts, the idle check after deletes, a compaction's row check): the next
+    start moves it aside and rebuilds, as for a file that cannot be opened (`Daemon._open_store`)."""
     try:
         (state / DAMAGED_MARKER).write_text(f"{DAMAGED_REASON}: {reason[:2000]}\n")
     except OSError as exc:

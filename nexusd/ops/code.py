@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import safefs
+from .. import safefs, store
 from ..errors import BadRequest, NotFound, TooLarge
 from ..opargs import Args, NoArgs, Scoped, arg, repo_arg, user_arg
 from ..registry import Ctx, op
@@ -263,23 +263,26 @@ def move_repo(ctx: Ctx, args: MoveRepoArgs) -> dict[str, Any]:
 
 if os.environ.get("NEXUS_DEBUG_OPS") == "1":
 
-    def _arming(fault: str) -> Callable[[Ctx, NoArgs], dict[str, Any]]:
+    def _arming(faults: dict[str, bool], fault: str) -> Callable[[Ctx, NoArgs], dict[str, Any]]:
         def arm(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
-            graphwrite.FAULTS[fault] = True
+            faults[fault] = True
             return {"armed": True}
 
         return arm
 
-    # Each arms one fault of the next cold write (graphwrite.FAULTS), so a test names the failure it provokes.
-    for _name, _fault, _what in (
-        ("debug.fail_next_build", "dangling-edge",
+    # Each arms one fault of the next cold write (graphwrite.FAULTS) or compaction (store.FAULTS), so a test names
+    # the failure it provokes.
+    for _name, _faults, _fault, _what in (
+        ("debug.fail_next_build", graphwrite.FAULTS, "dangling-edge",
          "Make the next cold build hand Kuzu an edge to a missing symbol (tests failed-build recovery)."),
-        ("debug.damage_next_build", "phantom-edge",
+        ("debug.damage_next_build", graphwrite.FAULTS, "phantom-edge",
          "Make the next cold build count one HAS_FILE edge it did not write, as damaged storage does."),
-        ("debug.kill_mid_cold_write", "kill-mid-cold-write",
+        ("debug.kill_mid_cold_write", graphwrite.FAULTS, "kill-mid-cold-write",
          "SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery)."),
+        ("debug.damage_next_compaction", store.FAULTS, "compaction-mismatch",
+         "Make the next compaction's rebuilt file count one row more than the live one, as damaged storage does."),
     ):  # fmt: skip
-        op(_name, lane="write", description=_what)(_arming(_fault))
+        op(_name, lane="write", description=_what)(_arming(_faults, _fault))
 
     @dataclass(frozen=True, kw_only=True)
     class DamageArgs(Args):

@@ -27,6 +27,7 @@ import zmq
 
 from nexusd import protocol
 from nexusd.errors import ERROR_CODES, NexusError, Timeout, Unavailable
+from nexusd.recovery import DAMAGED_MARKER
 from tests.helpers import DaemonProcess, git
 from tests.reliability.common import module_source, rss_kb
 
@@ -39,6 +40,9 @@ class Outcome:
     requests: int = 0
     deaths: int = 0
     hangs: int = 0
+    # The daemon stopped on purpose, exit 0, having found its database file damaged: the next start sets the
+    # file aside and rebuilds (recovery.mark_database_damaged). Not a death; the reasons are kept.
+    set_asides: list[str] = field(default_factory=list)
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     internal_messages: list[str] = field(default_factory=list)  # what each `internal` reply said (the first 20)
@@ -80,6 +84,7 @@ class Outcome:
             "requests": self.requests,
             "deaths": self.deaths,
             "hangs": self.hangs,
+            "set_asides": self.set_asides,
             "internal": self.codes.get("internal", 0),
             "codes": dict(sorted(self.codes.items())),
             "failures": self.failures[:20],
@@ -260,6 +265,11 @@ class OpFuzzer:
         ping = self.ping_ms() if alive else None
         if not alive or ping is None or "internal" in codes:
             failure = {"label": label, "steps": steps, "codes": codes, "alive": alive, "ping_ms": ping}
+            marker = self.daemon.dirs.state / DAMAGED_MARKER
+            if not alive and self.daemon.proc is not None and self.daemon.proc.returncode == 0 and marker.exists():
+                out.set_asides.append(marker.read_text(errors="replace").strip()[:300])
+                self._restart()
+                return True
             if not alive:
                 out.deaths += 1
                 failure["exit"] = self.daemon.proc.returncode if self.daemon.proc else None
