@@ -1,17 +1,15 @@
 """How light the daemon is: resident memory, CPU per file, the first answer, and `status`.
 
     .venv/bin/python bench/memory_bench.py [--corpus gen1k|gen5k|gen20k|stdlib ...] [--idle-wait 60]
-                                           [--engine-idle 60] [--skip-status] [--skip-idle] [--status-paths]
+                                           [--skip-status] [--skip-idle] [--status-paths]
 
 Rows (each printed, all written to bench/results/memory_bench.json):
 - idle: the daemon's RSS (and anonymous RSS) a few seconds after start with an empty NEXUS_HOME;
 - per corpus (default gen1k; gen5k, gen20k and stdlib on request — heavy, run them one at a time): parse-only
   wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
-  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the RSS
-  once the repository's symbol table was let go after `--engine-idle` seconds without a sync (the setting
-  NEXUS_ENGINE_IDLE_S, 300 s by default) with the first one-file edit after that (it rebuilds the table from
-  the facts cache) and the next, and the first query after a restart;
+  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, and the
+  first query after a restart;
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
   the pool back), both given their paths as the watcher gives them;
@@ -258,10 +256,10 @@ def parse_only(root: Path) -> dict[str, Any]:
     return out
 
 
-def corpus_row(name: str, root: Path, idle_anon: float, engine_idle_s: float = 60.0) -> dict[str, Any]:
-    out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root), "engine_idle_s": engine_idle_s}
+def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
+    out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
     print(f"[{name}] parse only: {out['parse_only']}", flush=True)
-    with BenchDaemon(env={"NEXUS_ENGINE_IDLE_S": str(engine_idle_s), "NEXUS_NO_WATCH": "1"}) as d:
+    with BenchDaemon() as d:
         assert d.proc is not None
         pid = d.proc.pid
         out["waited_for_db_builder_s"] = wait_builder(pid)
@@ -275,7 +273,6 @@ def corpus_row(name: str, root: Path, idle_anon: float, engine_idle_s: float = 6
             po = out["parse_only"]
             out["cold_wall_vs_parse_only"] = round(cold / po["seconds"], 2)
             out["cold_cpu_vs_parse_only"] = round(cpu / po["cpu_s"], 2) if po["cpu_s"] else None
-            t_indexed = time.monotonic()
             out["rss_after_index"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
             _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
             out["first_query_after_cold_s"] = round(first, 3)
@@ -291,10 +288,6 @@ def corpus_row(name: str, root: Path, idle_anon: float, engine_idle_s: float = 6
             print(f"[{name}] cold {cold:.2f}s wall ({out['cold_wall_vs_parse_only']}x), {cpu:.1f} CPU-s "
                   f"({out['cold_cpu_vs_parse_only']}x); first query {first:.3f}s; after queries {out['rss_after_queries']}; "
                   f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols)", flush=True)
-            out.update(engine_release_rows(c, pid, root, engine_idle_s - (time.monotonic() - t_indexed), idle_anon, symbols))
-            print(f"[{name}] after the engine's idle release {out['rss_after_engine_release']}; "
-                  f"{out['bytes_per_symbol_after_release']} B/symbol; first edit after it {out['edit_after_release_ms']} ms, "
-                  f"the next {out['edit_warm_ms']} ms", flush=True)
         d.stop()
         d.start()
         with connect(d.dirs, timeout=600) as c:
@@ -303,28 +296,6 @@ def corpus_row(name: str, root: Path, idle_anon: float, engine_idle_s: float = 6
             assert d.proc is not None
             out["rss_after_restart_query"] = {"daemon": mem_mb(d.proc.pid), "parsers": parsers(d.proc.pid)}
         print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)
-    return out
-
-
-def engine_release_rows(c: Any, pid: int, root: Path, wait_s: float, idle_anon: float, symbols: int) -> dict[str, Any]:
-    """After NEXUS_ENGINE_IDLE_S without a sync the daemon lets the repository's symbol table and facts go
-    (`LiveSync.release_idle_engines`): RSS then, and what the first edit after it pays to rebuild them from the
-    facts cache, against the edit after that (table warm)."""
-    time.sleep(max(0.0, wait_s) + 5.0)  # past the release, which the writer's idle upkeep runs
-    quiesce(pid)
-    daemon = mem_mb(pid)
-    out: dict[str, Any] = {"rss_after_engine_release": {"daemon": daemon, "parsers": parsers(pid)},
-                           "bytes_per_symbol_after_release":
-                               round((daemon["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None}
-    target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000)
-    rel = str(target.relative_to(root))
-    for n, key in enumerate(("edit_after_release", "edit_warm")):
-        with target.open("a") as f:
-            f.write(f"\n\ndef bench_release_edit_{n}(x):\n    return x\n")
-        r, secs = timed(lambda: c.request("sync", {"repo": str(root), "paths": [rel]}, timeout=600))
-        out[f"{key}_ms"] = round(secs * 1000, 1)
-        out[f"{key}_phases_s"] = r.get("seconds")
-    out["rss_after_edits"] = {"daemon": mem_mb(pid)}
     return out
 
 
@@ -616,8 +587,6 @@ def main() -> None:
     ap.add_argument("--skip-daemon", action="store_true", help="no daemon rows per corpus (with --symbols)")
     ap.add_argument("--status-paths", action="store_true",
                     help="only `nexus status` with and without click, interleaved (-> bench/results/status_paths.json)")
-    ap.add_argument("--engine-idle", type=float, default=60.0,
-                    help="NEXUS_ENGINE_IDLE_S of the corpus daemons (the default setting is 300 s; shorter to wait less)")
     ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
     opts = ap.parse_args()
     if opts.status_paths:
@@ -652,7 +621,7 @@ def main() -> None:
             if opts.symbols:
                 sym_rows.append(symbols_row(name, root))
             if not opts.skip_daemon:
-                rows.append(corpus_row(name, root, idle_anon, opts.engine_idle))
+                rows.append(corpus_row(name, root, idle_anon))
             shutil.rmtree(root, ignore_errors=True)
         result["corpora"] = rows
         if sym_rows:

@@ -15,8 +15,6 @@ Rows (printed, and written to bench/results/<out>.json):
   (0.3 s apart: each edit's write waits for the checkpoint of the one before, `Store.checkpoint_before_delete`),
   and 5 s apart after 35 s of quiet (the writer's idle checkpoint runs between edits, and the first edit comes
   while the query snapshot's save is compacting, which must give way to it);
-- after `--engine-idle` seconds without a sync (NEXUS_ENGINE_IDLE_S) the RSS once the symbol table was let go,
-  and the next two edits to queryable (the first rebuilds the table from the facts cache);
 - what broke (any error is recorded, not raised, so a partial run still writes its figures).
 
 Debian's tree ships a `.gitignore` whose last block ignores every top-level entry (`/*`, `!/debian/`: its
@@ -87,7 +85,7 @@ def probe_small(stop: threading.Event, d: BenchDaemon, root: Path, out: list[flo
             stop.wait(0.5)
 
 
-def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str = "", limit_s: float = 60.0) -> dict[str, Any]:
+def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str = "") -> dict[str, Any]:
     """`n` edits of kernel/sys.c (a new function appended), each polled with `locate` until it is found, `gap_s`
     apart."""
     target = tree / "kernel" / "sys.c"
@@ -102,8 +100,8 @@ def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str =
                 hits = c.request("locate", {"repo": str(tree), "query": name, "limit": 1}, timeout=120)["results"]
                 if hits and hits[0]["name"] == name:
                     break
-                if time.perf_counter() - t0 > limit_s:
-                    raise RuntimeError(f"edit {i} not queryable after {limit_s:.0f} s")
+                if time.perf_counter() - t0 > 60:
+                    raise RuntimeError(f"edit {i} not queryable after 60 s")
                 time.sleep(0.005)
             samples.append(time.perf_counter() - t0)
             time.sleep(gap_s)
@@ -121,14 +119,13 @@ def reinclude_top_level(tree: Path) -> bool:
     return False
 
 
-def run(tree: Path, edits: int, out: dict[str, Any], engine_idle_s: float = 120.0) -> dict[str, Any]:
+def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
     """Fills `out` as it goes, so an interrupted run (Ctrl-C, SIGTERM) still leaves what it measured."""
     out.update({"tree": str(tree), "broke": [], "nexusignore_added": reinclude_top_level(tree)})
     work = Path(tempfile.mkdtemp(prefix="nxscale-"))
     try:
         small = small_repo(work)
-        env = {"NEXUS_LOG_LEVEL": "INFO", "NEXUS_ENGINE_IDLE_S": str(engine_idle_s)}
-        with BenchDaemon(env=env) as d:  # (slow syncs and snapshot saves are logged)
+        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO"}) as d:  # (slow syncs and snapshot saves are logged)
             assert d.proc is not None
             pid = d.proc.pid
             with connect(d.dirs, timeout=3600) as c:
@@ -205,18 +202,6 @@ def run(tree: Path, edits: int, out: dict[str, Any], engine_idle_s: float = 120.
                     out["broke"].append(f"spaced one-file edit: {exc!r}")
                 print(f"one-file edit, 5 s apart, the first during a snapshot save {out.get('one_file_edit_spaced')}",
                       flush=True)
-                # After NEXUS_ENGINE_IDLE_S without a sync the symbol table and facts are let go
-                # (`LiveSync.release_idle_engines`); the next edit rebuilds them from the facts cache.
-                time.sleep(engine_idle_s + 10)
-                out["engine_idle_s"] = engine_idle_s
-                out["rss_after_engine_release"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
-                try:
-                    out["one_file_edit_after_release"] = edit_to_queryable(c, tree, 2, gap_s=5.0, tag="released_", limit_s=900)
-                except Exception as exc:  # noqa: BLE001
-                    out["broke"].append(f"one-file edit after the engine's release: {exc!r}")
-                out["rss_after_edit_after_release"] = {"daemon": mem_mb(pid)}
-                print(f"after the engine's idle release {out['rss_after_engine_release']}; the next two edits "
-                      f"{out.get('one_file_edit_after_release')}", flush=True)
             shutdown = d.stop()
             out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
             print(f"shutdown {out['shutdown_s']} s", flush=True)
@@ -234,8 +219,6 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree", required=True, type=Path, help="an unpacked kernel tree (or any large source tree)")
     ap.add_argument("--edits", type=int, default=10)
-    ap.add_argument("--engine-idle", type=float, default=120.0,
-                    help="NEXUS_ENGINE_IDLE_S of the daemon (the setting's default is 300 s; shorter to wait less)")
     ap.add_argument("--out", default="scale_bench")
     opts = ap.parse_args()
     result: dict[str, Any] = {"targets": {"cold_wall_s": 480, "rss_mb": 2560, "noop_ms": 100, "one_file_edit_ms": 300},
@@ -243,7 +226,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     started = time.perf_counter()
     try:
-        run(opts.tree.resolve(), opts.edits, result, opts.engine_idle)
+        run(opts.tree.resolve(), opts.edits, result)
     except KeyboardInterrupt:
         result["interrupted_after_s"] = round(time.perf_counter() - started, 1)
         print(f"interrupted after {result['interrupted_after_s']} s; writing what was measured", flush=True)

@@ -462,8 +462,7 @@ class Server:
         """The writer's upkeep while it waits for work, only when no query runs or waits: a checkpoint after
         writes (no read transaction may be open, see store.py; only with room on the disk for it,
         recovery.DiskGuard), then the graphs' invariant counts after a checkpoint folded in deletes
-        (`LiveSync.check_after_deletes`), the symbol tables of repositories idle for NEXUS_ENGINE_IDLE_S
-        (`LiveSync.release_idle_engines`), then freeing what a forgotten repository, a dropped symbol table or a replaced
+        (`LiveSync.check_after_deletes`), then freeing what a forgotten repository, a dropped symbol table or a replaced
         snapshot left in the frozen heap (`gcpause.reclaim`: the collection holds the interpreter meanwhile)."""
         if self._active_reads or not self.read_queue.empty():
             return
@@ -471,7 +470,6 @@ class Server:
             self._dirty = False
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
-            self.parts.live.release_idle_engines()
         gcpause.reclaim()
 
     def _run_task(self, job: Job, conn: Conn) -> None:

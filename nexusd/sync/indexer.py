@@ -293,9 +293,6 @@ class RepoSync:
         # file's stamp and `known`'s entry of each such path then (`ViewSync._git_same`): the next view of
         # the repository reuses them while neither has moved, instead of asking git about the baseline again.
         self.git_clean: tuple[tuple[int, int, int, int], dict[str, str], dict[str, Any]] | None = None
-        # When the symbol table was last needed (a sync, a view's scan): `release_table` lets an idle one go.
-        self.used_at = time.monotonic()
-        self.table_releases = 0
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -310,20 +307,6 @@ class RepoSync:
             if len(entry["examples"]) < examples:
                 entry["examples"].append(path)
         return out
-
-    def release_table(self) -> bool:
-        """Let the symbol table and the facts go while nothing needs them (`LiveSync.release_idle_engines`): they
-        are most of what an indexed repository costs the daemon, and the next sync or view scan rebuilds them
-        from the facts cache (`_ensure_index`), as after a restart. What the graph holds per file (`known`)
-        stays, so a no-op sync stays a stat walk. False when there was nothing to release."""
-        if self.index is None and not self.facts:
-            return False
-        gcpause.dropped()
-        self.index = None
-        self.facts.clear()
-        self.last_batch = {}
-        self.table_releases += 1
-        return True
 
     def reset(self) -> None:
         """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
@@ -400,7 +383,6 @@ class RepoSync:
         parse pool), resolve against the symbol table (`resolve`), one graph write (`write`), and `publish`:
         the engine's view of the graph follows the committed batch."""
         t0 = time.perf_counter()
-        self.used_at = time.monotonic()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
             # A cold write committed in part (killed, or a chunk failed): what the graph holds is not a whole graph.
@@ -451,7 +433,6 @@ class RepoSync:
             release_heap()
             conn.store.reopen_soon()  # (and Kuzu's buffer pool pages the write left resident)
         report.seconds["total"] = time.perf_counter() - t0
-        self.used_at = time.monotonic()  # (a long cold index counts its idle time from its end)
         return report
 
     # -- stages -------------------------------------------------------------------------------------
@@ -665,9 +646,7 @@ class RepoSync:
             yield outcome
 
     def _ensure_index(self, conn: Conn, progress: Progress, skip: set[str]) -> RepoIndex:
-        """The in-memory symbol table; after a restart (or `release_table`) rebuilt from the facts cache
-        (re-parsing misses)."""
-        self.used_at = time.monotonic()
+        """The in-memory symbol table; after a restart rebuilt from the facts cache (re-parsing misses)."""
         if self.index is not None:
             return self.index
         index = RepoIndex(self.repo_id, Path(self.root))

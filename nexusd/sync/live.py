@@ -26,7 +26,7 @@ from ..parse.facts import FileFacts
 from ..repos import Repo, RepoRegistry, cold_write_pending, record_build, record_failure
 from ..store import StoreBusy, StoreError
 from . import graphwrite
-from .indexer import RepoSync, SyncReport, build_summary, release_heap
+from .indexer import RepoSync, SyncReport, build_summary
 from .parsepool import ParsePool
 from .views import ViewSync
 from .watcher import Watcher
@@ -83,7 +83,6 @@ class LiveSync:
         # The counts scan each repository's edges, so a day of edits pays them at most once a minute (the
         # setting), in the writer's idle time.
         self._check_every_s = float(config.get("NEXUS_GRAPH_CHECK_S"))
-        self._engine_idle_s = float(config.get("NEXUS_ENGINE_IDLE_S"))
         self._checked_at = -self._check_every_s
 
     # -- engines ------------------------------------------------------------------------------------
@@ -93,21 +92,6 @@ class LiveSync:
         if eng is None:
             eng = self.engines[repo.id] = RepoSync(repo.id, repo.root, self.cache_dir, lambda: self.pool)
         return eng
-
-    def release_idle_engines(self) -> list[str]:
-        """The writer's idle upkeep: let go of the symbol table and facts of every repository not synced (nor
-        scanned by a view) for NEXUS_ENGINE_IDLE_S, then hand the freed heap back to the system. They are rebuilt
-        from the facts cache by the next sync that needs them, as after a restart (ARCHITECTURE.md, "Memory of
-        the code graph"). Returns the repository ids released."""
-        if self._engine_idle_s <= 0:
-            return []
-        now = time.monotonic()
-        released = [rid for rid, eng in self.engines.items()
-                    if now - eng.used_at >= self._engine_idle_s and eng.release_table()]  # fmt: skip
-        if released:
-            release_heap()
-            log.info("released the symbol tables of %d idle repositories", len(released))
-        return released
 
     def skipped(self, repo: Repo) -> dict[str, Any]:
         """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
