@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -72,10 +73,14 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     live.cold_listeners += [parts.snapshots.prebuild]  # a cold batch's snapshot, built while Kuzu writes it
 
     def database_damaged(reason: str) -> bool:  # set aside and rebuilt at the next start (daemon.py)
-        if info.recovery is not None and str(info.recovery.get("reason", "")).startswith(recovery.DAMAGED_REASON):
-            # This run began on a file set aside for the same reason: a second damage so soon points at the
-            # write itself, and setting files aside again would loop. The build fails; the log says why.
-            log.error("the graph was found damaged again after the database was rebuilt; not setting it aside twice")
+        began_on_damage = info.recovery is not None and str(info.recovery.get("reason", "")).startswith(
+            recovery.DAMAGED_REASON
+        )
+        if began_on_damage and time.time() - info.started_at < float(config.get("NEXUS_DAMAGE_REPEAT_S")):
+            # This run began on a file set aside for the same reason, minutes ago: a second damage so soon
+            # points at the write itself, and setting files aside again would loop. The write fails (or the
+            # compaction is refused); the log says why. Later in a long run, damage is set aside again.
+            log.error("the graph was found damaged again soon after the database was rebuilt; not setting it aside twice")
             return False
         recovery.mark_database_damaged(dirs.state, reason)
         request_stop()

@@ -187,7 +187,9 @@ def test_a_compaction_whose_rebuild_counts_other_rows_sets_the_database_aside(tm
     inside the file mends, which before was logged and left in place, and the refused compaction let the file
     grow until it doubled. The daemon hands the file to the start-up recovery; everything comes back."""
     root = make_py_repo(tmp_path / "one", 12)
-    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DEBUG_OPS": "1", "NEXUS_NO_WATCH": "1"}).start()
+    repeat_s = 25.0
+    env = {"NEXUS_DEBUG_OPS": "1", "NEXUS_NO_WATCH": "1", "NEXUS_DAMAGE_REPEAT_S": str(repeat_s)}
+    d = DaemonProcess(home=tmp_path / "home", env=env).start()
     try:
         with d.client(timeout=120) as c:
             repo_id = c.request("index", {"repo": str(root), "user": "alice"}, timeout=120)["id"]
@@ -195,6 +197,7 @@ def test_a_compaction_whose_rebuild_counts_other_rows_sets_the_database_aside(tm
             c.request("debug.damage_next_compaction")
             assert c.request("debug.compact", timeout=120)["compacted"] is False
         assert d.proc is not None and d.proc.wait(60) == 0, "the daemon did not stop after the failed row check"
+        started = time.monotonic()
         d.start()
         with d.client(timeout=300) as c:
             recovery = c.request("status")["daemon"]["recovery"]
@@ -202,6 +205,21 @@ def test_a_compaction_whose_rebuild_counts_other_rows_sets_the_database_aside(tm
             assert "counted and exported, differ" in recovery["reason"], recovery
             c.request("sync", {"repo": str(root), "user": "alice"}, timeout=300)
             assert consistency_problems(c, repo_id, root) == []
+            assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
+            # Soon after the rebuild, damage again is refused, not set aside (that could loop) ...
+            c.request("debug.damage_next_compaction")
+            assert c.request("debug.compact", timeout=120)["compacted"] is False
+            assert time.monotonic() - started < repeat_s, "the checks took longer than NEXUS_DAMAGE_REPEAT_S"
+            time.sleep(1)
+            assert c.request("ping") is not None
+            # ... and later in the same run it is set aside again.
+            time.sleep(max(0.0, repeat_s + 1 - (time.monotonic() - started)))
+            c.request("debug.damage_next_compaction")
+            assert c.request("debug.compact", timeout=120)["compacted"] is False
+        assert d.proc.wait(60) == 0, "the daemon did not stop for damage found long after its rebuild"
+        d.start()
+        with d.client(timeout=300) as c:
+            assert "counted and exported, differ" in c.request("status")["daemon"]["recovery"]["reason"]
             assert fact in {r[0] for r in q(c, "MATCH (f:Fact) RETURN f.id")}
     finally:
         d.cleanup()
