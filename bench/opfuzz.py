@@ -52,6 +52,7 @@ def combined(outs: list[Outcome], seconds: float) -> dict[str, Any]:
         "deaths": sum(s["deaths"] for s in per),
         "hangs": sum(s["hangs"] for s in per),
         "set_asides": [r for s in per for r in s["set_asides"]],
+        "restart_s": [r for s in per for r in s["restart_s"]],
         "internal": codes.get("internal", 0),
         "codes": dict(sorted(codes.items())),
         "seconds": round(seconds, 1),

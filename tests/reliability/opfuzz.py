@@ -43,6 +43,7 @@ class Outcome:
     # The daemon stopped on purpose, exit 0, having found its database file damaged: the next start sets the
     # file aside and rebuilds (recovery.mark_database_damaged). Not a death; the reasons are kept.
     set_asides: list[str] = field(default_factory=list)
+    restart_s: list[float] = field(default_factory=list)  # how long each restart took until `hello` answered
     codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     internal_messages: list[str] = field(default_factory=list)  # what each `internal` reply said (the first 20)
@@ -85,6 +86,7 @@ class Outcome:
             "deaths": self.deaths,
             "hangs": self.hangs,
             "set_asides": self.set_asides,
+            "restart_s": self.restart_s,
             "internal": self.codes.get("internal", 0),
             "codes": dict(sorted(self.codes.items())),
             "failures": self.failures[:20],
@@ -268,13 +270,13 @@ class OpFuzzer:
             marker = self.daemon.dirs.state / DAMAGED_MARKER
             if not alive and self.daemon.proc is not None and self.daemon.proc.returncode == 0 and marker.exists():
                 out.set_asides.append(marker.read_text(errors="replace").strip()[:300])
-                self._restart()
+                self._restart(out)
                 return True
             if not alive:
                 out.deaths += 1
                 failure["exit"] = self.daemon.proc.returncode if self.daemon.proc else None
                 failure["stack"] = self._crash_stack()
-                self._restart()
+                self._restart(out)
             elif ping is None:
                 out.hangs += 1
             out.failures.append(failure)
@@ -291,11 +293,23 @@ class OpFuzzer:
         lines = head[1].splitlines() if len(head) > 1 else []
         return [ln.strip() for ln in lines if "/nexusd/" in ln][:12]
 
-    def _restart(self) -> None:
+    def _restart(self, out: Outcome | None = None) -> None:
+        """Start the daemon again and connect. After a set-aside the new daemon rebuilds every graph and replays
+        the journal first: its first `hello` may take longer than the client's 5 s, so connecting is retried for
+        up to 180 s, and how long it took is kept (`Outcome.restart_s`)."""
         self.client.close()
         self.daemon.stop()
+        t0 = time.monotonic()
         self.daemon.start()
-        self.client = self.daemon.client(timeout=60)
+        while True:
+            try:
+                self.client = self.daemon.client(timeout=60)
+                break
+            except Timeout:
+                if time.monotonic() - t0 > 180:
+                    raise
+        if out is not None:
+            out.restart_s.append(round(time.monotonic() - t0, 1))
 
     def _alive(self) -> bool:
         return self.daemon.proc is not None and self.daemon.proc.poll() is None
