@@ -646,7 +646,8 @@ class Store:
 
     def compaction_status(self) -> dict[str, Any]:
         """For `status`: the file's size, the size the last compaction left, the size that triggers the next
-        one, what the compactions of this run did, and how many periodic reopens ran (`checkpoint`)."""
+        one, what the compactions of this run did, and how many reopens ran and why (`checkpoint`; with the
+        anonymous memory measured after the last one, the mark the memory-driven reopen counts from)."""
         return {**self.compactions, "reopens": self.reopens, "reopenReasons": dict(self.reopen_reasons),
                 "anonAfterOpenBytes": self._anon_after_open, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
                 "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip

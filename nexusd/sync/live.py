@@ -255,7 +255,8 @@ class LiveSync:
         HAS_FILE edges no statement wrote; `bench/kuzu_damage_probe.py`), and a rebuild inside the file rarely
         mends it. Found here, not at that repository's next cold write, the file is handed to the start-up
         recovery (`on_database_damaged`: set aside, every graph rebuilt, memory from the journal); where that
-        is refused (this run began on such a set-aside), the repository is rebuilt as after a failed write."""
+        is refused (within NEXUS_DAMAGE_REPEAT_S of a start that set a file aside), the repository is rebuilt
+        as after a failed write."""
         if delete_folds == self._checked_folds or time.monotonic() - self._checked_at < self._check_every_s:
             return
         self._checked_folds, self._checked_at = delete_folds, time.monotonic()
