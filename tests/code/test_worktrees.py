@@ -364,12 +364,18 @@ def test_a_worktree_inside_the_root_is_not_walked_by_the_baseline(daemon: Daemon
     assert _paths(c) == set(APP) and _names(c, main, "more_nested") == set()
 
 
-def test_a_worktrees_branch_commits_are_ingested_for_its_head(daemon: DaemonProcess, checkouts: tuple[Path, Path, Path]) -> None:
+def test_a_worktrees_branch_commits_are_ingested_for_its_head(
+    daemon: DaemonProcess, checkouts: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     main, wt1, _ = checkouts
     c = daemon.client()
     _index_all(c, main, wt1)
     (wt1 / "pkg" / "util.py").write_text("def helper(x):\n    return x + 2\n")
-    git(wt1, "commit", "-qam", "helper adds two on the feature branch")
+    # A minute after main's commit: made within the same second, the two would tie in the history's order.
+    later = f"@{int(git(main, 'log', '-1', '--format=%ct').strip()) + 60} +0000"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", later)
+    git(wt1, "commit", "-qam", "helper adds two on the feature branch", f"--date={later}")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
     task_sha = git(wt1, "rev-parse", "HEAD").strip()
     main_sha = git(main, "rev-parse", "HEAD").strip()
     out = c.request("history.sync", {"repo": str(main), "user": USER}, timeout=120)
