@@ -157,7 +157,7 @@ class Daemon:
         # Probe every existing database, not only after an unclean stop: a file damaged while the daemon was
         # down (a bad disk day, a truncated copy) made the in-process open raise or segfault at every start,
         # with no move-aside. The probe costs ~0.15 s of start time.
-        damaged = recovery.take_damaged_mark(self.dirs.state)  # a cold write found what no write made
+        damaged = recovery.take_damaged_mark(self.dirs.state)  # the last run found its file damaged (app.build)
         if db.exists():
             ok, detail = (False, damaged) if damaged else recovery.probe(db)  # bounded in time and memory
             if not ok:

@@ -329,7 +329,6 @@ class Store:
         # closed and opened again every NEXUS_REOPEN_CHECKPOINTS checkpoints, which bounds it.
         self._reopen_every = int(config.get("NEXUS_REOPEN_CHECKPOINTS"))
         self.checkpoints_since_open = 0
-        self.reopens = 0
         # The buffer pool keeps every page it read or wrote until the Database closes, and the pages of a file that
         # grows between compactions come and go with it (a swing of ~130 MB in the op fuzz). A checkpoint also
         # reopens the database once the process's anonymous memory is NEXUS_REOPEN_GROWTH_MB above what it was
@@ -337,7 +336,7 @@ class Store:
         # is given back, and growth that a reopen does not give back (Python's own) only moves the mark.
         self._reopen_growth = int(config.get("NEXUS_REOPEN_GROWTH_MB")) * 1024 * 1024
         self._anon_after_open: int | None = None
-        self.reopen_reasons: dict[str, int] = {}
+        self.reopen_reasons: dict[str, int] = {}  # the checkpoints' reopens by why (`_reopen_reason`)
         # Kuzu 0.11.3 can damage a relationship table at a checkpoint that folds in deletes (ARCHITECTURE.md,
         # "Invariants"): such checkpoints are counted, so the writer can check the graphs after them
         # (`LiveSync.check_after_deletes`).
@@ -618,6 +617,11 @@ class Store:
                 return "memory"
         return None
 
+    @property
+    def reopens(self) -> int:
+        """How many times a checkpoint reopened the database (a compaction's swap is counted apart)."""
+        return sum(self.reopen_reasons.values())
+
     def reopen_soon(self) -> None:
         """Close and reopen the database at the next checkpoint (the writer's idle one), to hand back the buffer
         pool pages a big write left resident."""
@@ -854,7 +858,6 @@ class Store:
                     for hook in self.on_swap:
                         hook()
                 else:
-                    self.reopens += 1
                     log.info("reopened the database (%.2f s)", time.monotonic() - t0)
                 for hook in self.on_reopen:
                     hook()

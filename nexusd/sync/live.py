@@ -75,9 +75,9 @@ class LiveSync:
         self.views: dict[str, ViewSync] = {}  # by view_key: the overlays of the repositories' other worktrees
         self.view_listeners: list[ViewListener] = []
         self.watcher: Watcher | None = Watcher(self._flush_job) if watch else None
-        # Called with the reason when a cold write finds relationships it did not write (`graphwrite.GraphDamaged`):
-        # the database file is damaged past what a rebuild inside it mends; the daemon sets it aside and stops
-        # (True), or declines (False: the build fails as any other).
+        # Called with the reason when a cold write finds relationships it did not write (`graphwrite.GraphDamaged`),
+        # or the idle check finds a graph failing its counts (`check_after_deletes`): the database file is damaged
+        # past what a rebuild inside it mends; the daemon sets it aside and stops (True), or declines (False).
         self.on_database_damaged: Callable[[str], bool] | None = None
         self._checked_folds = 0  # Store.delete_folds when the graphs were last checked (check_after_deletes)
         # The counts scan each repository's edges, so a day of edits pays them at most once a minute (the
@@ -260,27 +260,14 @@ class LiveSync:
         if delete_folds == self._checked_folds or time.monotonic() - self._checked_at < self._check_every_s:
             return
         self._checked_folds, self._checked_at = delete_folds, time.monotonic()
-        try:
-            partial = cold_write_pending(conn)
-        except StoreError:
-            return  # counted again after the next such checkpoint
-        for repo in self.repos.all():
-            if repo.indexed_at is None or repo.damaged or repo.id in partial:
-                continue
-            try:
-                problems = graphwrite.verify_counts(conn, repo.id)
-            except StoreError as exc:
-                log.warning("checking the graph of %s failed: %s", repo.root, exc)
-                continue
-            if not problems:
+        for repo, problems in self._failing_graphs(conn, count_errors=False):
+            if repo.damaged:  # already waiting for its rebuild
                 continue
             reason = f"the graph of {repo.root} failed its counts after a checkpoint that folded in deletes ({'; '.join(problems)})"
             log.error("%s", reason)
             if self.on_database_damaged is not None and self.on_database_damaged(reason):
                 return  # the daemon stops; the next start sets the file aside
-            repo.damaged = problems
-            self.engine(repo).reset()
-            self.writer.submit_internal(functools.partial(self._rebuild, repo))
+            self._to_rebuild(repo, problems)
 
     def _check_after_failure(self, conn: Conn, *, rebuilding: bool) -> None:
         """After a failed write, check every repository's graph (cheap invariant counts) and rebuild the damaged
@@ -288,27 +275,41 @@ class LiveSync:
         relationship tables (HAS_FILE, CONTAINS, IMPORTS) while the nodes stay, so "rolled back" is not trusted:
         the last good graph is either verified intact or rebuilt. A rebuild that itself failed is not retried
         here (no loop); the next sync or restart tries again."""
+        for other, problems in self._failing_graphs(conn, count_errors=True):
+            log.error("the graph of %s is damaged after a failed write (%s): rebuilding it", other.root, "; ".join(problems))
+            self._to_rebuild(other, problems, submit=not rebuilding)
+
+    def _failing_graphs(self, conn: Conn, *, count_errors: bool) -> Iterator[tuple[Repo, list[str]]]:
+        """Every indexed repository whose graph fails its invariant counts, with what is wrong. One that a chunked
+        cold write left partial is marked damaged and not counted (its next sync rebuilds it, the marker).
+        `count_errors`: a count that fails is a problem too (else it is logged and the repository passed over)."""
         try:
             partial = cold_write_pending(conn)
         except StoreError:
             partial = set()
-        for other in self.repos.all():
-            if other.id in partial:  # a chunked cold write failed part way: its next sync rebuilds it (the marker)
-                other.damaged = ["a cold write failed part way: the graph is partial until it is rebuilt"]
+        for repo in self.repos.all():
+            if repo.id in partial:
+                repo.damaged = ["a cold write failed part way: the graph is partial until it is rebuilt"]
                 continue
-            if other.indexed_at is None:
+            if repo.indexed_at is None:
                 continue
             try:
-                problems = graphwrite.verify_counts(conn, other.id)
+                problems = graphwrite.verify_counts(conn, repo.id)
             except StoreError as exc:
+                if not count_errors:
+                    log.warning("checking the graph of %s failed: %s", repo.root, exc)
+                    continue
                 problems = [f"counting failed: {exc}"]
-            if not problems:
-                continue
-            log.error("the graph of %s is damaged after a failed write (%s): rebuilding it", other.root, "; ".join(problems))
-            other.damaged = problems
-            self.engine(other).reset()
-            if not rebuilding:
-                self.writer.submit_internal(functools.partial(self._rebuild, other))
+            if problems:
+                yield repo, problems
+
+    def _to_rebuild(self, repo: Repo, problems: list[str], *, submit: bool = True) -> None:
+        """Mark a repository's graph damaged (`status` shows it stale), drop its engine's view, and queue its
+        rebuild from nothing on the writer (`submit`)."""
+        repo.damaged = problems
+        self.engine(repo).reset()
+        if submit:
+            self.writer.submit_internal(functools.partial(self._rebuild, repo))
 
     @staticmethod
     def _database_damaged(reason: str) -> Unavailable:
