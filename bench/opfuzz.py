@@ -62,7 +62,7 @@ def combined(outs: list[Outcome], seconds: float) -> dict[str, Any]:
         "rss_window_growth_pct_max": max(windowed) if windowed else None,
         "workers": [
             {"sequences": s["sequences"], "rss": s["rss"], "compaction": s["compaction"], "rss_kb": s["rss_kb"],
-             "db_bytes": s["db_bytes"],
+             "db_bytes": s["db_bytes"], "heap": s["heap"],
              "daemon_cpu_s_per_sequence": s["daemon_cpu_s_per_sequence"]}
             for s in per
         ],  # fmt: skip
@@ -81,11 +81,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="fuzzers side by side")
     ap.add_argument("--warmup", type=int, default=100, help="sequences per worker before RSS growth is measured")
     ap.add_argument("--rss-every", type=int, default=25, help="sample RSS and database size this often")
+    ap.add_argument("--census", type=int, default=0,
+                    help="every this many sequences, where each daemon's memory sits (`debug.heap`; 0: never)")
     ap.add_argument("--flooder", action="store_true", help="keep a client connected that never reads")
     ap.add_argument("--out", default="opfuzz.json", help="result file name under bench/results/")
     args = ap.parse_args()
     out_path = Path(__file__).resolve().parent / "results" / args.out
-    fuzzers = [OpFuzzer(repos=args.repos) for _ in range(args.workers)]
+    fuzzers = [OpFuzzer(repos=args.repos, census=args.census) for _ in range(args.workers)]
     outs: list[Outcome] = [Outcome() for _ in fuzzers]
     errors: list[BaseException] = []
     lock = threading.Lock()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -49,6 +50,7 @@ class Outcome:
     internal_messages: list[str] = field(default_factory=list)  # what each `internal` reply said (the first 20)
     rss_kb: list[tuple[int, int]] = field(default_factory=list)  # (sequence number, RSS)
     db_bytes: list[tuple[int, int, int]] = field(default_factory=list)  # (sequence number, database file, its WAL)
+    heap: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (sequence number, `debug.heap`)
     op_seconds: Counter[str] = field(default_factory=Counter)  # wall time spent per op, to see what bounds the rate
     seconds: float = 0.0  # wall time of the campaign
     daemon_cpu_s: float = 0.0  # CPU time the daemon process spent during the campaign (user + system)
@@ -98,6 +100,7 @@ class Outcome:
             "compaction": self.compaction,
             "rss_kb": self.rss_kb,
             "db_bytes": self.db_bytes,
+            "heap": self.heap,
             "op_seconds": {op: round(s, 1) for op, s in self.op_seconds.most_common()},
         }
 
@@ -124,13 +127,14 @@ def make_repos(base: Path, count: int, files: int = 6) -> list[Path]:
 class OpFuzzer:
     """Generates and runs sequences; `replay` runs one given sequence (a kept failure, or a regression test)."""
 
-    def __init__(self, repos: int = 3, files: int = 6, env: dict[str, str] | None = None):
+    def __init__(self, repos: int = 3, files: int = 6, env: dict[str, str] | None = None, census: int = 0):
         self.base = Path(tempfile.mkdtemp(prefix="nx-opfuzz-"))
         self.files = files
         self.roots = make_repos(self.base, repos, files)
         self.daemon = DaemonProcess(env={"NEXUS_NO_WATCH": "1", **(env or {})}).start()
         self.client = self.daemon.client(timeout=60)
         self.ids: list[str] = []  # memory ids seen, for memory.forget
+        self.census = census  # every this many sequences (0: never), where the memory sits (`debug.heap`)
         self.sessions: list[str] = []
         self.flooder: zmq.Socket | None = None
         self._zctx: zmq.Context | None = None
@@ -279,9 +283,25 @@ class OpFuzzer:
                 self._restart(out)
             elif ping is None:
                 out.hangs += 1
+                failure.update(self._stall_evidence())
             out.failures.append(failure)
             return False
         return True
+
+    def _stall_evidence(self) -> dict[str, Any]:
+        """What the daemon was doing when a ping went unanswered: every thread's stack (py-spy, when installed
+        and allowed to attach), then how long a second ping took (up to 30 s), so a stall is told from a hang."""
+        evidence: dict[str, Any] = {}
+        spy = shutil.which("py-spy")
+        if spy is not None and self.daemon.pid:
+            try:
+                dump = subprocess.run([spy, "dump", "--pid", str(self.daemon.pid)], capture_output=True,
+                                      text=True, timeout=20)  # fmt: skip
+                evidence["stacks"] = (dump.stdout or dump.stderr)[-6000:]
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                evidence["stacks"] = f"py-spy: {exc}"
+        evidence["late_ping_ms"] = self.ping_ms(timeout_s=30.0)
+        return evidence
 
     def _crash_stack(self) -> list[str]:
         """The project frames of the crashing thread, when the daemon ran with PYTHONFAULTHANDLER=1."""
@@ -318,6 +338,11 @@ class OpFuzzer:
         out.rss_kb.append((n, rss_kb(self.daemon.pid)))
         sizes = {p.name: p.stat().st_size for p in self.daemon.home.rglob("graph.kuzu*") if p.is_file()}
         out.db_bytes.append((n, sizes.get("graph.kuzu", 0), sizes.get("graph.kuzu.wal", 0)))
+        if self.census and n % self.census == 0:
+            try:
+                out.heap.append((n, self.client.request("debug.heap", {}, timeout=30)))
+            except NexusError:
+                pass  # a daemon without debug ops, or a busy one: the RSS sample stands alone
 
     def campaign(
         self,
