@@ -24,7 +24,10 @@ pinned sha.
 held out once; its failures have since been read and ranking changes measured on it, so it is a tuning set now,
 like questions.json. `questions_heldout2.json` is the held-out set: 60 questions over three other repositories
 (ripgrep, starlette, pluggy), drawn by `draw.py`'s rule, written and committed before NEXUS ingested them:
-`--questions questions_heldout2.json`.
+`--questions questions_heldout2.json`. Its results have since been read, so it is a tuning set too.
+`questions_heldout3.json` is the held-out set now: 60 questions over express (linear commits, ~6,000), typer
+(squash merges) and marshmallow (PR merges + changelog), drawn by the same rule and committed before NEXUS
+ingested them: `--questions questions_heldout3.json`.
 
 Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
 Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
