@@ -75,6 +75,8 @@ def merge_of(root: Path, sha: str, first_parent: list[str], pos: dict[str, int])
     full = git(root, "rev-parse", sha).strip()
     if full in pos:
         return None
+    if subprocess.run(["git", "merge-base", "--is-ancestor", full, "HEAD"], cwd=root).returncode != 0:
+        return None  # on another branch (a squashed pull request's own commit): HEAD's history cannot hold it
     # first_parent is newest first: the oldest mainline commit that contains `full` (binary search).
     lo, hi = 0, len(first_parent) - 1
     while lo < hi:
@@ -100,7 +102,11 @@ def expand_answers(root: Path, questions: list[dict[str, Any]]) -> None:
         shas: set[str] = set()
         for a in q["answers"]:
             if "sha" in a:
-                full = git(root, "rev-parse", a["sha"]).strip()
+                found = subprocess.run(["git", "rev-parse", "--verify", "-q", a["sha"] + "^{commit}"], cwd=root,
+                                       capture_output=True, text=True)  # fmt: skip
+                if found.returncode != 0:
+                    continue  # not in the clone (a pull request's ref): no result can be that commit
+                full = found.stdout.strip()
                 shas.add(full)
                 m = merge_of(root, full, first_parent, pos)
                 if m:
