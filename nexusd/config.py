@@ -61,6 +61,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_COMPACT_RATIO", float, 4.0, "How many times its live data the database file may grow to before it is rebuilt compact.", "daemon"),
     Setting("NEXUS_REOPEN_CHECKPOINTS", int, 200, "The daemon closes and reopens its database after this many checkpoints (Kuzu keeps ~0.3 MB per checkpoint until it closes; 0: never).", "daemon"),
     Setting("NEXUS_REOPEN_GROWTH_MB", int, 64, "The daemon also reopens its database at a checkpoint once its anonymous memory is this many MB above what it was after the last reopen (Kuzu's buffer pool gives its pages back only when the database closes; 0: never).", "daemon"),
+    Setting("NEXUS_MALLOC_ARENAS", int, 2, "glibc malloc arenas the daemon may use (fewer arenas, less free memory held resident; 0: glibc's default of 8 per core; MALLOC_ARENA_MAX, when set, wins).", "daemon"),
     Setting("NEXUS_GRAPH_CHECK_S", float, 60.0, "After a checkpoint that folded in deletes, the idle writer checks every graph's invariant counts, at most this often, in seconds (Kuzu can damage relationship storage there).", "daemon"),
     Setting("NEXUS_DAMAGE_REPEAT_S", float, 600.0, "A daemon that began by setting a damaged database aside does not set it aside again before it has been up this long, in seconds (damage so soon points at the write itself; a loop would never end).", "daemon"),
     Setting("NEXUS_MIN_FREE_MB", int, 64, "Writes are refused (`no_space`) while the data disk has less free space than this, in MB.", "daemon"),

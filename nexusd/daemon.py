@@ -59,6 +59,9 @@ class Daemon:
         # Everything the daemon creates is private to its user (files 0600, directories 0700), whatever the
         # umask it inherited: the home holds memory, source text, logs and shell history.
         os.umask(0o077)
+        from .parse.gcpause import limit_arenas
+
+        limit_arenas(int(config.get("NEXUS_MALLOC_ARENAS")))  # before any thread of ours starts
         for d in (self.dirs.data, self.dirs.state):
             # 0700 like the socket's directory: the data dir holds the memory journal and the graph (user data,
             # source text), the state dir the log; with the default umask both were readable by every local user.

@@ -402,6 +402,7 @@ def heap_census(top: int = 12) -> dict[str, Any]:
                   "mmappedKB": mi.hblkhd // 1024}  # fmt: skip
     except (OSError, AttributeError):
         pass
+    malloc["arenas"] = _malloc_arenas()
     was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.disable()
     try:
@@ -419,6 +420,27 @@ def heap_census(top: int = 12) -> dict[str, Any]:
         "tracked": sum(counts.values()),
         "types": dict(counts.most_common(top)),
     }
+
+
+def _malloc_arenas() -> int:
+    """How many malloc arenas glibc has made in this process (`<heap nr=...>` of malloc_info), -1 if unknown."""
+    import ctypes
+    import tempfile
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.fopen.restype = ctypes.c_void_p
+        with tempfile.NamedTemporaryFile() as tmp:
+            fp = libc.fopen(tmp.name.encode(), b"w")
+            if not fp:
+                return -1
+            try:
+                libc.malloc_info(0, ctypes.c_void_p(fp))
+            finally:
+                libc.fclose(ctypes.c_void_p(fp))
+            return tmp.read().count(b"<heap nr=")
+    except (OSError, AttributeError):
+        return -1
 
 
 def _live_objects() -> dict[str, int]:
