@@ -16,6 +16,7 @@ import random
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -269,8 +270,11 @@ class OpFuzzer:
                 break
         alive = self.daemon.proc is not None and self.daemon.proc.poll() is None
         ping = self.ping_ms() if alive else None
+        if alive and ping is None and self._stopping_for_damage():
+            alive = False  # it stopped on purpose between the last reply and the ping: a set-aside, not a hang
         if not alive or ping is None or "internal" in codes:
-            failure = {"label": label, "steps": steps, "codes": codes, "alive": alive, "ping_ms": ping}
+            failure = {"label": label, "steps": steps, "codes": codes, "alive": alive, "ping_ms": ping,
+                       "at": time.strftime("%H:%M:%S")}  # fmt: skip
             marker = self.daemon.dirs.state / DAMAGED_MARKER
             if not alive and self.daemon.proc is not None and self.daemon.proc.returncode == 0 and marker.exists():
                 out.set_asides.append(marker.read_text(errors="replace").strip()[:300])
@@ -288,11 +292,23 @@ class OpFuzzer:
             return False
         return True
 
+    def _stopping_for_damage(self, wait_s: float = 30.0) -> bool:
+        """True when the daemon that missed a ping has written the damage marker and exits with 0 within
+        `wait_s`: it found its file damaged and stopped on purpose (its loop closes first, so a ping sent while
+        the process winds down gets no answer). Any other outcome is left to the caller (a hang)."""
+        proc = self.daemon.proc
+        if proc is None or not (self.daemon.dirs.state / DAMAGED_MARKER).exists():
+            return False
+        try:
+            return proc.wait(timeout=wait_s) == 0
+        except subprocess.TimeoutExpired:
+            return False
+
     def _stall_evidence(self) -> dict[str, Any]:
         """What the daemon was doing when a ping went unanswered: every thread's stack (py-spy, when installed
         and allowed to attach), then how long a second ping took (up to 30 s), so a stall is told from a hang."""
         evidence: dict[str, Any] = {}
-        spy = shutil.which("py-spy")
+        spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
         if spy is not None and self.daemon.pid:
             try:
                 dump = subprocess.run([spy, "dump", "--pid", str(self.daemon.pid)], capture_output=True,
