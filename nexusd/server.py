@@ -461,14 +461,15 @@ class Server:
     def _idle(self, conn: Conn) -> None:
         """The writer's upkeep while it waits for work, only when no query runs or waits: a checkpoint after
         writes (no read transaction may be open, see store.py; only with room on the disk for it,
-        recovery.DiskGuard), then the graphs' invariant counts after a checkpoint folded in deletes
-        (`LiveSync.check_after_deletes`), the C heap's free pages handed back after a checkpoint, then freeing what a forgotten repository, a dropped symbol table or a replaced
-        snapshot left in the frozen heap (`gcpause.reclaim`: the collection holds the interpreter meanwhile)."""
+        recovery.DiskGuard) and the C heap's free pages handed back after it (`gcpause.trim_heap`), then the
+        graphs' invariant counts after a checkpoint folded in deletes (`LiveSync.check_after_deletes`), then
+        freeing what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen heap
+        (`gcpause.reclaim`: the collection holds the interpreter meanwhile)."""
         if self._active_reads or not self.read_queue.empty():
             return
         if self._dirty and self.store.checkpoint(conn):  # postponed while the disk is too full (recovery.py)
             self._dirty = False
-            gcpause.trim_heap()  # what the writes and the checkpoint freed goes back to the system (~ms)
+            gcpause.trim_heap()  # what the writes and the checkpoint freed goes back to the system
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
         gcpause.reclaim()

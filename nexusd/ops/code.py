@@ -357,90 +357,9 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         "Kuzu's buffer pool mapping and the rest; the most numerous object types (for the op fuzz's RSS samples).",
     )
     def debug_heap(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        from ..parse.gcpause import heap_census
+
         return heap_census()
-
-
-def heap_census(top: int = 12) -> dict[str, Any]:
-    """A census of this process's memory, for finding what grows (debug only; ~10-50 ms on a small daemon).
-
-    `anonKB` groups /proc/self/smaps's Anonymous by mapping: `heap` (glibc's main arena), `pool` (mappings of
-    1 GiB or more: Kuzu reserves its buffer pool as one), `arenas` (64 MiB mappings: glibc's per-thread arenas)
-    and `other` (Python's 1 MiB object arenas, thread stacks, small mmaps). `malloc`: glibc's mallinfo2 (bytes in
-    use and free, over all arenas). `pyBlocks`: objects Python's allocator holds. `types`: the most numerous
-    object types the collector tracks."""
-    import collections
-    import ctypes
-    import gc
-    import sys
-
-    anon = {"heap": 0, "pool": 0, "arenas": 0, "other": 0}
-    try:
-        with open("/proc/self/smaps", "rb") as f:
-            bucket = "other"
-            for line in f:
-                first = line.split(None, 1)[0]
-                if b"-" in first and not first.endswith(b":"):
-                    lo, hi = (int(x, 16) for x in first.split(b"-"))
-                    size = hi - lo
-                    bucket = ("heap" if line.rstrip().endswith(b"[heap]") else "pool" if size >= 1 << 30
-                              else "arenas" if size in (1 << 26, 1 << 27) else "other")  # fmt: skip
-                elif first == b"Anonymous:":
-                    anon[bucket] += int(line.split()[1])
-    except OSError:
-        pass
-
-    class _MallInfo2(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]  # fmt: skip
-
-    malloc: dict[str, int] = {}
-    try:
-        fn = ctypes.CDLL(None).mallinfo2
-        fn.restype = _MallInfo2
-        mi = fn()
-        malloc = {"inUseKB": (mi.uordblks + mi.hblkhd) // 1024, "freeKB": mi.fordblks // 1024,
-                  "mmappedKB": mi.hblkhd // 1024}  # fmt: skip
-    except (OSError, AttributeError):
-        pass
-    malloc["arenas"] = _malloc_arenas()
-    was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
-    gc.disable()
-    try:
-        gc.unfreeze()
-        counts = collections.Counter(type(o).__name__ for o in gc.get_objects())
-    finally:
-        if frozen:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
-    return {
-        "anonKB": anon,
-        "malloc": malloc,
-        "pyBlocks": sys.getallocatedblocks(),
-        "tracked": sum(counts.values()),
-        "types": dict(counts.most_common(top)),
-    }
-
-
-def _malloc_arenas() -> int:
-    """How many malloc arenas glibc has made in this process (`<heap nr=...>` of malloc_info), -1 if unknown."""
-    import ctypes
-    import tempfile
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.fopen.restype = ctypes.c_void_p
-        with tempfile.NamedTemporaryFile() as tmp:
-            fp = libc.fopen(tmp.name.encode(), b"w")
-            if not fp:
-                return -1
-            try:
-                libc.malloc_info(0, ctypes.c_void_p(fp))
-            finally:
-                libc.fclose(ctypes.c_void_p(fp))
-            return tmp.read().count(b"<heap nr=")
-    except (OSError, AttributeError):
-        return -1
 
 
 def _live_objects() -> dict[str, int]:

@@ -7,6 +7,9 @@ decoding the parser processes' outcomes cost 2.6-3.3 CPU-s with collection on an
 per outcome; resolving, 9.6 s against 6.4 s. Nothing in such a window makes cycles that outlive it, and
 collection resumes as it was when the window closes (so a window per file, not per sync, keeps other
 threads' garbage collected as before). See ARCHITECTURE.md, "CPU per file".
+
+Also here, the process's C heap (glibc): handing its free pages back (`trim_heap`), capping its arenas
+(`limit_arenas`), and a census of where the memory sits (`heap_census`, for the op fuzz's `debug.heap`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import ctypes.util
 import functools
 import gc
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -78,13 +82,11 @@ M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 def limit_arenas(count: int) -> bool:
     """Let glibc keep at most `count` malloc arenas in this process (`mallopt(M_ARENA_MAX)`), unless the user set
-    MALLOC_ARENA_MAX, which glibc has read already. Call before threads start. By default glibc gives each
-    thread that contends for the heap an arena of its own (up to 8 per core); the daemon's writer, readers and
-    Kuzu's worker threads each free into theirs, and the free space, scattered over many arenas, stayed
-    resident: under the op fuzz glibc held 260-390 MB free beside ~190 MB in use (`debug.heap`). Two arenas
+    MALLOC_ARENA_MAX, which glibc has read already. Call before threads start. By default glibc gives each new
+    thread that allocates an arena of its own (up to 8 per core); the daemon's writer, readers and Kuzu's
+    worker threads each free into theirs, and the free space, scattered over many arenas, stayed resident:
+    under the op fuzz glibc held up to ~390 MB free beside 160-250 MB in use (`heap_census`). Two arenas
     plus a trim after each idle checkpoint: ARCHITECTURE.md, "Memory at rest". Returns whether it was set."""
-    import os
-
     if count <= 0 or "MALLOC_ARENA_MAX" in os.environ:
         return False
     name = ctypes.util.find_library("c")
@@ -102,6 +104,86 @@ def _malloc_trim() -> Any:
         return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
     except OSError:
         return None
+
+
+def heap_census(top: int = 12) -> dict[str, Any]:
+    """A census of this process's memory, for finding what grows (the `debug.heap` op; tens of ms on a small daemon).
+
+    `anonKB` groups /proc/self/smaps's Anonymous by mapping: `heap` (glibc's main arena), `pool` (mappings of
+    1 GiB or more: Kuzu reserves its buffer pool as one), `arenas` (64 MiB mappings: glibc's per-thread arenas)
+    and `other` (Python's 1 MiB object arenas, thread stacks, small mmaps). `malloc`: glibc's mallinfo2 (bytes in
+    use and free, over all arenas). `pyBlocks`: objects Python's allocator holds. `types`: the most numerous
+    object types the collector tracks."""
+    import collections
+    import sys
+
+    anon = {"heap": 0, "pool": 0, "arenas": 0, "other": 0}
+    try:
+        with open("/proc/self/smaps", "rb") as f:
+            bucket = "other"
+            for line in f:
+                first = line.split(None, 1)[0]
+                if b"-" in first and not first.endswith(b":"):
+                    lo, hi = (int(x, 16) for x in first.split(b"-"))
+                    size = hi - lo
+                    bucket = ("heap" if line.rstrip().endswith(b"[heap]") else "pool" if size >= 1 << 30
+                              else "arenas" if size in (1 << 26, 1 << 27) else "other")  # fmt: skip
+                elif first == b"Anonymous:":
+                    anon[bucket] += int(line.split()[1])
+    except OSError:
+        pass
+
+    class _MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]  # fmt: skip
+
+    malloc: dict[str, int] = {}
+    try:
+        fn = ctypes.CDLL(None).mallinfo2
+        fn.restype = _MallInfo2
+        mi = fn()
+        malloc = {"inUseKB": (mi.uordblks + mi.hblkhd) // 1024, "freeKB": mi.fordblks // 1024,
+                  "mmappedKB": mi.hblkhd // 1024}  # fmt: skip
+    except (OSError, AttributeError):
+        pass
+    malloc["arenas"] = _malloc_arenas()
+    was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    gc.disable()
+    try:
+        gc.unfreeze()
+        counts = collections.Counter(type(o).__name__ for o in gc.get_objects())
+    finally:
+        if frozen:
+            gc.freeze()
+        if was_enabled:
+            gc.enable()
+    return {
+        "anonKB": anon,
+        "malloc": malloc,
+        "pyBlocks": sys.getallocatedblocks(),
+        "tracked": sum(counts.values()),
+        "types": dict(counts.most_common(top)),
+    }
+
+
+def _malloc_arenas() -> int:
+    """How many malloc arenas glibc has made in this process (`<heap nr=...>` of malloc_info), -1 if unknown."""
+    import tempfile
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.fopen.restype = ctypes.c_void_p
+        with tempfile.NamedTemporaryFile() as tmp:
+            fp = libc.fopen(tmp.name.encode(), b"w")
+            if not fp:
+                return -1
+            try:
+                libc.malloc_info(0, ctypes.c_void_p(fp))
+            finally:
+                libc.fclose(ctypes.c_void_p(fp))
+            return tmp.read().count(b"<heap nr=")
+    except (OSError, AttributeError):
+        return -1
 
 
 # -- cyclic garbage among frozen objects --------------------------------------------------------------------
