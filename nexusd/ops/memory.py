@@ -690,7 +690,8 @@ def memory_forget(ctx: Ctx, args: MemoryForgetArgs) -> dict[str, Any]:
 
 def status_section(svc: MemoryService) -> tuple[str, Any]:
     """`status`'s memory section (registered by the composition root)."""
-    return "memory", {"journalSeq": svc.journal.last_seq, "searchable": svc.searchable, "replayed": svc.replayed}
+    return "memory", {"journalSeq": svc.journal.last_seq, "searchable": svc.searchable, "replayed": svc.replayed,
+                    "replaySkipped": svc.replay_skipped}
 
 
 if config.get("NEXUS_DEBUG_OPS"):

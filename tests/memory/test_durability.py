@@ -123,3 +123,57 @@ def test_export_import_round_trip(shared_daemon_env: DaemonProcess, repo: Path, 
         assert c.request("memory.import", {**bob, "records": records})["imported"] == 5
         assert not {r["id"] for r in c.request("memory.export", bob)["records"]} & {r["id"] for r in records}
         assert [r["userId"] for r in c.request("memory.export", scope)["records"]] == ["alice"] * 5
+
+
+_RELS = ["OWNS", "HAS_TURN", "LEARNED", "FROM_SESSION", "EVIDENCE", "ABOUT", "APPLIES_TO"]
+
+
+def _memory_rels(c: Any) -> list[list[str]]:
+    rows = c.request("debug.cypher", {"query": "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
+                                               "RETURN label(r), a.id, b.id", "params": {"rels": _RELS}})["rows"]
+    return sorted(rows)
+
+
+def test_a_replay_from_the_start_skips_what_is_forgotten_later_and_leaves_the_same_graph(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """A replay from the beginning (a new database, a damaged file set aside) skips the records whose every
+    effect a later `forget` removes (facts, procedures and handoffs forgotten by id, a forgotten session's turns),
+    and the memory it leaves, nodes and relationships, is the one the daemon had."""
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        gone_session = c.request("session.start", {**scope, "title": "abandoned"})["session"]
+        t1 = c.request("turn", {**scope, "text": "normalizeParams drops None"})["turn"]
+        kept_fact = c.request("remember", {**scope, "text": "normalizeParams drops None values", "about": "normalizeParams",
+                                           "evidence": [t1]})["id"]  # fmt: skip
+        gone_fact = c.request("remember", {**scope, "text": "helper adds one", "about": "helper"})["id"]
+        gone_proc = c.request("procedure", {**scope, "title": "bump", "steps": ["edit", "test"], "files": ["pkg/mod.py"]})["id"]
+        gone_handoff = c.request("handoff.write", {**scope, "done": "half", "next": "rest", "evidence": [t1]})["id"]
+        c.request("handoff.read", scope)  # acknowledges it (a record of its own)
+        c.request("recall", {**scope, "query": "helper adds one"})  # counts it used (a record of its own)
+        c.request("session.start", {**scope, "title": "kept"})
+        t2 = c.request("turn", {**scope, "text": "keep this one"})["turn"]
+        c.request("remember", {**scope, "text": "the kept session learned this", "evidence": [t2]})
+        c.request("handoff.write", {**scope, "done": "all", "next": "ship", "evidence": [t2]})
+        forgot = c.request("memory.forget", {**scope, "ids": [gone_session, gone_fact, gone_proc, gone_handoff]})
+        assert forgot["missing"] == [], forgot
+        before, rels = _memory(c, scope), _memory_rels(c)
+        assert any(r[1] == kept_fact for r in rels)  # (its ABOUT edge; its evidence turn went with its session)
+    daemon.kill9()
+    db = daemon.dirs.db
+    for suffix in ("", ".wal", ".shadow"):
+        p = Path(str(db) + suffix)
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    daemon.start()
+    with daemon.client() as c:
+        memory = c.request("status", scope)["memory"]
+        # the forgotten fact, procedure, handoff, the first session's turn, its ack and its use: skipped
+        assert memory["replaySkipped"] >= 5, memory
+        register(c, repo, "alice")  # the code graph is derived: index again (facts re-attach to their symbols)
+        assert _memory(c, scope) == before
+        assert _memory_rels(c) == rels
+        assert c.request("recall", {**scope, "query": "helper adds one"})["items"] == []
