@@ -43,8 +43,8 @@ _FOLDABLE = frozenset({"Fact", "Procedure", "Handoff"})
 class Forgotten:
     """What the rest of a journal forgets, so a replay from the beginning (a new database, a damaged file set
     aside) skips the records whose every effect a later `forget` removes: the replay's time follows what is kept,
-    not every write ever made (an agent that remembers and forgets a lot left a journal mostly of such records:
-    5,777 of them took 10.6 s of a restart before the socket answered). `fold` returns the record to apply,
+    not every write ever made (a restart of the op fuzz, whose journal is mostly facts forgotten again, spent 10.6 s
+    replaying 5,777 records before its socket answered; bench/replay_bench.py). `fold` returns the record to apply,
     narrowed where only part of it is undone, or None for one to skip. The graph it leaves is the one a full
     replay leaves (tests/memory/test_durability.py)."""
 
@@ -76,9 +76,11 @@ class Forgotten:
             return None if self._gone(record["node"], kind, seq) else record
         if kind in ("attach", "handoff.ack"):
             return None if self.nodes.get(str(record.get("id")), 0) > seq else record
-        if kind == "used":
+        if kind == "used":  # items: (label, id, count, at)
             items = [i for i in record["items"] if self.nodes.get(str(i[1]), 0) <= seq]
-            return None if not items else record if len(items) == len(record["items"]) else {**record, "items": items}
+            if not items:
+                return None
+            return record if len(items) == len(record["items"]) else {**record, "items": items}
         if kind == "import":
             nodes = [n for n in record["nodes"] if not self._gone(n, n["type"], seq)]
             return record if len(nodes) == len(record["nodes"]) else {**record, "nodes": nodes}
