@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nexus_client import connect  # noqa: E402
 
 from bench.harness import BenchDaemon, write_result  # noqa: E402
+from tests.helpers import lose_database  # noqa: E402
 
 
 def _repo(base: Path) -> str:
@@ -56,13 +57,7 @@ def one(kind: str, facts: int) -> dict[str, Any]:
             assert d.proc is not None
             d.proc.kill()
             d.proc.wait()
-            db = d.dirs.db
-            for suffix in ("", ".wal", ".shadow"):
-                p = Path(str(db) + suffix)
-                if p.is_dir():
-                    shutil.rmtree(p)
-                elif p.exists():
-                    p.unlink()
+            lose_database(d.dirs.db)
             t0 = time.perf_counter()
             d.start()
             with connect(d.dirs, timeout=600) as c:

@@ -108,6 +108,17 @@ class DaemonProcess:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+def lose_database(db: Path) -> None:
+    """Delete a daemon's database file with its WAL and shadow (directories too), as a lost disk or a
+    set-aside leaves it: the next start builds a new one and replays memory from the journal."""
+    for suffix in ("", ".wal", ".shadow"):
+        p = Path(str(db) + suffix)
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+
+
 def git(repo: Path, *args: str) -> str:
     env = {
         **os.environ,

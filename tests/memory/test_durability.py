@@ -3,11 +3,10 @@ and an export-import round trip never lose (or resurrect) it."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import DaemonProcess
+from tests.helpers import DaemonProcess, lose_database
 from tests.memory.conftest import register
 
 
@@ -56,13 +55,7 @@ def test_a_lost_database_is_rebuilt_from_the_journal_without_resurrecting_forgot
         before = _memory(c, scope)
     daemon.kill9()
     # What the daemon does with a database it cannot open: move it aside and start fresh.
-    db = daemon.dirs.db
-    for suffix in ("", ".wal", ".shadow"):
-        p = Path(str(db) + suffix)
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
+    lose_database(daemon.dirs.db)
     daemon.start()
     with daemon.client() as c:
         assert c.request("status", scope)["memory"]["replayed"] > 0
@@ -161,13 +154,7 @@ def test_a_replay_from_the_start_skips_what_is_forgotten_later_and_leaves_the_sa
         before, rels = _memory(c, scope), _memory_rels(c)
         assert any(r[1] == kept_fact for r in rels)  # (its ABOUT edge; its evidence turn went with its session)
     daemon.kill9()
-    db = daemon.dirs.db
-    for suffix in ("", ".wal", ".shadow"):
-        p = Path(str(db) + suffix)
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
+    lose_database(daemon.dirs.db)
     daemon.start()
     with daemon.client() as c:
         memory = c.request("status", scope)["memory"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nexusd.memory.journal import parse_line
-from tests.helpers import DaemonProcess
+from tests.helpers import DaemonProcess, lose_database
 from tests.reliability.common import consistency_problems, make_py_repo, q
 
 FACTS = 40
@@ -36,8 +36,7 @@ def _fact_line(lines: list[bytes], text: str) -> int:
 
 
 def _drop_database(d: DaemonProcess) -> None:
-    for suffix in ("", ".wal", ".shadow"):
-        Path(str(d.dirs.db) + suffix).unlink(missing_ok=True)
+    lose_database(d.dirs.db)
 
 
 def _texts(c: object) -> list[str]:
