@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,23 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nexus_client import connect  # noqa: E402
 
 from bench.harness import BenchDaemon, write_result  # noqa: E402
-from tests.helpers import lose_database  # noqa: E402
-
-
-def _repo(base: Path) -> str:
-    root = base / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "mod.py").write_text("def entry():\n    return 1\n")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    subprocess.run(["git", "-c", "user.email=b@x", "-c", "user.name=b", "commit", "-qm", "init"], cwd=root, check=True)
-    return str(root)
+from tests.helpers import lose_database, make_repo  # noqa: E402
 
 
 def one(kind: str, facts: int) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="nx-replay-"))
     try:
-        root = _repo(base)
+        root = str(make_repo(base / "repo", {"pkg/mod.py": "def entry():\n    return 1\n"}))
         with BenchDaemon(env={"NEXUS_NO_WATCH": "1"}) as d:
             with connect(d.dirs, timeout=120) as c:
                 c.request("index", {"repo": root})

@@ -15,7 +15,6 @@ Also here, the process's C heap (glibc): handing its free pages back (`trim_heap
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import gc
 import logging
@@ -89,19 +88,20 @@ def limit_arenas(count: int) -> bool:
     plus a trim after each idle checkpoint: ARCHITECTURE.md, "Memory at rest". Returns whether it was set."""
     if count <= 0 or "MALLOC_ARENA_MAX" in os.environ:
         return False
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = getattr(ctypes.CDLL(name), "mallopt", None) if name else None
-    except OSError:
-        return False
+    mallopt = _libc_function("mallopt")
     return bool(mallopt is not None and mallopt(M_ARENA_MAX, count) == 1)
 
 
-@functools.lru_cache(maxsize=1)
 def _malloc_trim() -> Any:
-    name = ctypes.util.find_library("c")
+    return _libc_function("malloc_trim")
+
+
+@functools.cache
+def _libc_function(name: str) -> Any:
+    """A C library function of this process (glibc's malloc controls), or None where there is no such function
+    (another C library). The symbols the process already loaded: no library search."""
     try:
-        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+        return getattr(ctypes.CDLL(None), name, None)
     except OSError:
         return None
 
@@ -138,14 +138,12 @@ def heap_census(top: int = 12) -> dict[str, Any]:
                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]  # fmt: skip
 
     malloc: dict[str, int] = {}
-    try:
-        fn = ctypes.CDLL(None).mallinfo2
-        fn.restype = _MallInfo2
-        mi = fn()
+    mallinfo2 = _libc_function("mallinfo2")
+    if mallinfo2 is not None:
+        mallinfo2.restype = _MallInfo2
+        mi = mallinfo2()
         malloc = {"inUseKB": (mi.uordblks + mi.hblkhd) // 1024, "freeKB": mi.fordblks // 1024,
                   "mmappedKB": mi.hblkhd // 1024}  # fmt: skip
-    except (OSError, AttributeError):
-        pass
     malloc["arenas"] = _malloc_arenas()
     was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.disable()
@@ -170,20 +168,19 @@ def _malloc_arenas() -> int:
     """How many malloc arenas glibc has made in this process (`<heap nr=...>` of malloc_info), -1 if unknown."""
     import tempfile
 
-    try:
-        libc = ctypes.CDLL(None)
-        libc.fopen.restype = ctypes.c_void_p
-        with tempfile.NamedTemporaryFile() as tmp:
-            fp = libc.fopen(tmp.name.encode(), b"w")
-            if not fp:
-                return -1
-            try:
-                libc.malloc_info(0, ctypes.c_void_p(fp))
-            finally:
-                libc.fclose(ctypes.c_void_p(fp))
-            return tmp.read().count(b"<heap nr=")
-    except (OSError, AttributeError):
+    fopen, info, fclose = (_libc_function(n) for n in ("fopen", "malloc_info", "fclose"))
+    if fopen is None or info is None or fclose is None:
         return -1
+    fopen.restype = ctypes.c_void_p
+    with tempfile.NamedTemporaryFile() as tmp:
+        fp = fopen(tmp.name.encode(), b"w")
+        if not fp:
+            return -1
+        try:
+            info(0, ctypes.c_void_p(fp))
+        finally:
+            fclose(ctypes.c_void_p(fp))
+        return tmp.read().count(b"<heap nr=")
 
 
 # -- cyclic garbage among frozen objects --------------------------------------------------------------------

@@ -35,10 +35,6 @@ def _fact_line(lines: list[bytes], text: str) -> int:
     return next(i for i, line in enumerate(lines) if text.encode() in line)
 
 
-def _drop_database(d: DaemonProcess) -> None:
-    lose_database(d.dirs.db)
-
-
 def _texts(c: object) -> list[str]:
     return [r[0] for r in q(c, "MATCH (f:Fact) RETURN f.text")]
 
@@ -58,7 +54,7 @@ def test_a_damaged_record_in_the_middle_costs_that_record_only(tmp_path: Path, h
         else:  # one byte of the text changed: still valid JSON, so only the checksum can tell
             lines[victim] = line.replace(b"fact 010 stays", b"fact 010 STAYS")
         d.dirs.journal.write_bytes(b"".join(lines))
-        _drop_database(d)  # memory comes back from the journal alone
+        lose_database(d.dirs.db)  # memory comes back from the journal alone
         d.start()
         with d.client(timeout=300) as c:
             have = _texts(c)
@@ -90,7 +86,7 @@ def test_a_torn_tail_is_cut_and_counted(tmp_path: Path) -> None:
         torn = lines[-1][: len(lines[-1]) // 2]  # a write cut short by a crash (never acknowledged)
         with open(d.dirs.journal, "ab") as fh:
             fh.write(torn)
-        _drop_database(d)
+        lose_database(d.dirs.db)
         d.start()
         with d.client(timeout=300) as c:
             assert set(texts) <= set(_texts(c))
