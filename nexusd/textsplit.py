@@ -30,6 +30,11 @@ def _tokens(word: str) -> tuple[str, ...]:
     return (word.lower(), *split_identifier(word))
 
 
+def clear_cache() -> None:
+    """Forget the split words (after a big batch: the entries it made would outlive it among its freed objects)."""
+    _tokens.cache_clear()
+
+
 def search_text(*texts: str) -> str:
     """The original words plus their identifier parts, lower-cased, for full-text indexes."""
     words: list[str] = []

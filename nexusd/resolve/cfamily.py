@@ -140,6 +140,9 @@ class CFamilyRules(LanguageRules):
         self._dirs = None
         self._drop_kept()
 
+    def release(self) -> None:
+        self._drop_kept()
+
     def _drop_kept(self) -> None:
         self._includes.clear()
         self._kept.clear()

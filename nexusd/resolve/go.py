@@ -74,6 +74,9 @@ class GoRules(LanguageRules):
     def config_changed(self) -> None:
         self._mods = None
 
+    def release(self) -> None:
+        self._packages = None
+
     # ---- packages and modules ----------------------------------------------------------------------------
     def packages(self) -> dict[str, list[str]]:
         """Directory -> its .go files (test files included, sorted), rebuilt when the file set changed."""

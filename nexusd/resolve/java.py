@@ -85,6 +85,9 @@ class TypeRules(LanguageRules):
         self._files: dict[str, list[str]] = {}
         self._generation = -1
 
+    def release(self) -> None:
+        self._packages = None  # (`_files` is made with it; kept until then, as `_star_files` reads it alone)
+
     # ---- the type table ----------------------------------------------------------------------------
     def packages(self) -> dict[str, dict[str, _Defs]]:
         """Package / namespace -> simple type name -> definitions, rebuilt when any file changed."""

@@ -66,6 +66,9 @@ class PythonRules(LanguageRules):
         self._modules: dict[str, list[str]] | None = None
         self._generation = -1
 
+    def release(self) -> None:
+        self._modules = None
+
     # ---- module map -----------------------------------------------------------------------------------
     def modules(self) -> dict[str, list[str]]:
         """Dotted module name -> candidate paths, rebuilt when the set of files changed."""

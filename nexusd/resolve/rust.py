@@ -82,6 +82,10 @@ class RustRules(LanguageRules):
         self._crates = None
         self._generation = -1
 
+    def release(self) -> None:
+        self._generation = -1  # (`_refresh` makes the module tree and the impls again)
+        self._mods, self._file_mod, self._impls = {}, {}, {}
+
     # ---- crates and the module tree ---------------------------------------------------------------------
     def crates(self) -> dict[str, str]:
         if self._crates is None:

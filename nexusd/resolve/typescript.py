@@ -88,6 +88,9 @@ class EcmaRules(LanguageRules):
         self._packages = None
         self._spec_cache.clear()
 
+    def release(self) -> None:
+        self._spec_cache.clear()
+
     # ---- specifiers ------------------------------------------------------------------------------------
     def resolve_spec(self, src: str, spec: str) -> tuple[str, float] | None:
         """(repository file, confidence) for an import specifier written in `src`, or None if external."""
