@@ -2,14 +2,15 @@
 
     .venv/bin/python bench/small_writes.py [--iterations 24]  -> bench/results/small_writes.json
 
-A store with the daemon's schema (full-text indexes included) on a temporary directory, four repositories of
+A store with the daemon's schema on a temporary directory (its results file was measured when the schema still
+had full-text indexes), four repositories of
 6 files / 60 symbols / 60 calls each. Each iteration replaces one repository's code the way a cold write does
 (delete its symbols and files, then files, symbols, HAS_FILE, CONTAINS and POSSIBLY_CALLS rows), one table at
 a time, each followed by a CHECKPOINT, so each step's own cost and the checkpoint it leaves are apart:
 - `copy`: each step as the `COPY ... FROM (UNWIND ...)` the graph writer uses (a COPY into a non-empty table
   checkpoints first, inside the statement);
 - `create`: the same rows as `UNWIND ... CREATE` statements (no checkpoint until asked).
-Then `fact`: one FTS-indexed Fact inserted, then CHECKPOINT (what every remember/handoff/procedure leaves for
+Then `fact`: one Fact inserted (FTS-indexed then), then CHECKPOINT (what every remember/handoff/procedure leaves for
 the next checkpoint). Milliseconds per step: (statement, checkpoint after it), medians over the iterations.
 """
 

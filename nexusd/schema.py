@@ -64,10 +64,11 @@ HISTORY_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS ConversationTurn(
         id STRING PRIMARY KEY, userId STRING, repoId STRING, sessionId STRING, ordinal INT64,
         role STRING, at DOUBLE, text STRING, searchText STRING, part INT64)""",
-    # One search document per history node, with one full-text index over all kinds: recall makes one FTS call
-    # instead of five, BM25 scores of commits, commands, docs and turns share one set of statistics (so they
-    # compare), and the document carries what ranking and display need (signal, time, parent, the bounded text
-    # shown, metadata as JSON), because fetching nodes back by a list of ids scans their table in Kuzu 0.11.
+    # One search document per history node, over all kinds: the in-daemon history index (`nexusd.retrieve`) is
+    # built from these at start and kept in step, so BM25 scores of commits, commands, docs and turns share one
+    # set of statistics (so they compare), and the document carries what ranking and display need (signal,
+    # time, parent, the bounded text shown, metadata as JSON), because fetching nodes back by a list of ids
+    # scans their table in Kuzu 0.11.
     # `id` is the history node's id; userId is '' for repository-wide kinds.
     """CREATE NODE TABLE IF NOT EXISTS HistoryText(
         id STRING PRIMARY KEY, kind STRING, repoId STRING, userId STRING, searchText STRING, signal DOUBLE,
@@ -135,17 +136,11 @@ CODE_DROP_ORDER = (
 )
 MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) for t in MEMORY_NODE_TABLES]
 
-# Full-text indexes (Kuzu FTS) over prose. Identifier search does not use FTS (see nexusd/query/locate.py).
-# Each full-text index costs ~10-16 MB of resident memory at every open (its internal tables' key indexes,
-# ARCHITECTURE.md "Memory at rest") and work on every insert: only tables a query searches get one. Turn had one
-# that nothing queried; `Store.ensure_fts` drops indexes no longer listed here.
-FTS_INDEXES = {
-    # table: (index name, properties)
-    "Fact": ("fact_fts", ["searchText"]),
-    "Procedure": ("procedure_fts", ["searchText"]),
-    "Handoff": ("handoff_fts", ["searchText"]),
-    "HistoryText": ("history_fts", ["searchText"]),
-}
+# No full-text index (Kuzu FTS): history is searched by the in-daemon index (`nexusd.retrieve`), memory by the
+# one recall uses (`nexusd.memory.index`), identifiers by the snapshot (`nexusd.query.locate`). The four indexes
+# earlier schemas had cost ~49 MB of resident memory at every open (their internal tables' key indexes,
+# ARCHITECTURE.md "Memory at rest") and work on every insert; `Store.drop_fts_indexes` drops them from an older
+# database at its first open.
 
 
 def all_table_ddl() -> list[str]:

@@ -301,8 +301,9 @@ class Store:
         self._buffer_pool_mb = buffer_pool_mb
         self._read_only = read_only
         # A database that does not exist yet is built with its whole schema beside its path and renamed into
-        # place: a kill while the full-text indexes are created leaves hidden tables Kuzu 0.11.3 can neither
-        # drop nor create over (every later open then fails). The daemon builds its store this way.
+        # place: a kill during the creation cannot leave a half-made schema (with the full-text indexes earlier
+        # schemas made, it left hidden tables Kuzu 0.11.3 could neither drop nor create over, and every later
+        # open failed). The daemon builds its store this way.
         self._create_whole = create_whole
         self._creator: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -419,7 +420,7 @@ class Store:
                 conn.execute("INSTALL fts")
                 conn.execute("LOAD EXTENSION fts")
                 self.fts_available = True
-            except StoreError as exc:  # offline without the bundled extension: prose search degrades
+            except StoreError as exc:  # (only needed to drop an older schema's full-text indexes)
                 log.warning("full-text extension unavailable: %s", exc)
 
     def _kuzu_database(self, path: Path) -> kuzu.Database:
@@ -451,8 +452,8 @@ class Store:
 
     def _create_elsewhere(self) -> None:
         """Build a new database's schema at a temporary path, in a child process, fold it into the file and
-        rename it into place. In a child because creating the full-text indexes peaks ~195 MB of memory that
-        this process would keep after the close (reopening costs ~160 MB)."""
+        rename it into place. In a child because creating the schema costs memory this process would keep after
+        the close (~195 MB with the full-text indexes of earlier schemas)."""
 
         tmp = self.path.with_name(self.path.name + ".creating")
         for suffix in ("", ".wal", ".shadow"):  # what a kill during an earlier creation left
@@ -537,27 +538,21 @@ class Store:
             conn.execute(ddl)
         for ddl in schema.CODE_REL_TABLES + schema.HISTORY_REL_TABLES + schema.MEMORY_REL_TABLES:
             conn.execute(ddl)
-        self.ensure_fts()
+        self.drop_fts_indexes()
         self.meta_set("schema.code", str(schema.CODE_SCHEMA_VERSION))
         self.meta_set("schema.memory", str(schema.MEMORY_SCHEMA_VERSION))
         self.schema_report = report
         return report
 
-    def ensure_fts(self) -> None:
+    def drop_fts_indexes(self) -> None:
+        """Drop the full-text indexes an older schema made (none is made now: `schema.py`). Each cost ~11 MB of
+        resident memory at every open and work on every insert into its table."""
         if not self.fts_available:
             return
-        rows = self._admin.dicts("CALL SHOW_INDEXES() RETURN *")
-        existing = {row["index_name"] for row in rows}
-        wanted = {index for index, _props in schema.FTS_INDEXES.values()}
-        for row in rows:
-            if row["index_type"] == "FTS" and row["index_name"] not in wanted:
+        for row in self._admin.dicts("CALL SHOW_INDEXES() RETURN *"):
+            if row["index_type"] == "FTS":
                 self._admin.execute(f"CALL DROP_FTS_INDEX('{row['table_name']}', '{row['index_name']}')")
                 log.info("dropped the full-text index %s, which no query uses", row["index_name"])
-        for table, (index, props) in schema.FTS_INDEXES.items():
-            if index not in existing:
-                cols = ", ".join(f"'{p}'" for p in props)
-                # porter: prose queries ("raised") match other forms ("raise"). Default stopwords stay: custom ones crash.
-                self._admin.execute(f"CALL CREATE_FTS_INDEX('{table}', '{index}', [{cols}], stemmer := 'porter')")
 
     def _drop(self, tables: Iterable[str]) -> None:
         existing = {row[0] for row in self._admin.rows("CALL SHOW_TABLES() RETURN name")}
@@ -663,20 +658,14 @@ class Store:
             return 0
 
     def live_bytes(self, conn: Conn) -> int:
-        """What the tables' column chunks occupy (`storage_info` of every table, the full-text indexes' own
-        tables included). An upper bound of what a rebuilt file needs: it counts the relationship tables'
+        """What the tables' column chunks occupy (`storage_info` of every table). An upper bound of what a rebuilt file needs: it counts the relationship tables'
         preallocated CSR headers and the dead bytes of updated strings, which a rebuild drops."""
         pages = 0
-        tables = [row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")]
-        ids = {row[0]: row[1] for row in conn.rows("CALL SHOW_TABLES() RETURN name, id")}
-        for table, (index, _props) in schema.FTS_INDEXES.items():
-            if table in ids:
-                tables += [f"{ids[table]}_{index}_{part}" for part in ("docs", "terms", "appears_in")]
-        for table in tables:
+        for table in [row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")]:
             try:
                 pages += int(conn.scalar(f"CALL storage_info('{table}') RETURN sum(num_pages)") or 0)
             except StoreError:
-                continue  # a full-text index not created (no extension): nothing of it on disk either
+                continue
         return pages * PAGE_BYTES
 
     def maybe_compact(self, conn: Conn) -> bool:
@@ -702,8 +691,8 @@ class Store:
 
     def compact(self, conn: Conn, *, live_bytes: int | None = None) -> bool:
         """Rebuild the file from its own rows: EXPORT DATABASE (parquet) here, a new database built from the
-        export in a child process (the daemon's schema, the rows copied, the full-text indexes built over
-        them, checked row for row by count per table), then swapped in under the store's exclusive window.
+        export in a child process (the daemon's schema, the rows copied, checked row for row by count per
+        table), then swapped in under the store's exclusive window.
         The old file stays in place, whole, until the atomic rename: a kill -9 at any moment leaves either
         the old database or the new one, each complete and checkpointed, plus leftovers the next open
         removes. Memory, journal and repositories are not touched: the rows are the same rows."""
@@ -917,9 +906,9 @@ def table_counts(conn: Conn) -> dict[str, int]:
 
 def build_from_export(export_dir: str, path: str, buffer_pool_mb: int) -> None:
     """In a child process (`Store.compact`): a new database at `path` with the daemon's schema, the rows of an
-    EXPORT DATABASE copied in, the full-text indexes built over them; prints the rows per table as JSON.
-    Kuzu's own IMPORT DATABASE fails on a database with full-text indexes ("default_english_stopwords already
-    exists"), so the export's COPY statements are run here and the indexes created afterwards."""
+    EXPORT DATABASE copied in; prints the rows per table as JSON. The export's COPY statements are run here
+    rather than Kuzu's IMPORT DATABASE, which failed on the full-text indexes of earlier schemas
+    ("default_english_stopwords already exists") and would recreate tables the schema no longer has."""
     import json
     import re
 
@@ -935,11 +924,10 @@ def build_from_export(export_dir: str, path: str, buffer_pool_mb: int) -> None:
             continue
         table, cols, name, opts = m.groups()
         if table not in tables:
-            continue  # the full-text indexes' stopword tables: made again by CREATE_FTS_INDEX
+            continue  # tables the schema no longer has (an older schema's full-text stopwords)
         # Parquet takes no options but the rel table pair (from=, to=).
         pair = ", ".join(re.findall(r"(?:from|to)='[^']*'", opts))
         conn.execute(f"COPY `{table}`{cols} FROM '{base / name}'" + (f" ({pair})" if pair else ""))
-    store.ensure_fts()
     conn.execute("CHECKPOINT")
     print(json.dumps(table_counts(conn)))
     store.close()

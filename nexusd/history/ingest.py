@@ -279,9 +279,6 @@ def delete_nodes(conn: Conn, table: str, ids: Iterable[str]) -> int:
     id_list = list(dict.fromkeys(ids))
     extra = ["HistoryText", "HistoryVector"] if table in TABLE_KIND else []
     if extra:
-        from nexusd.history.rank import forget_docs
-
-        forget_docs(conn, id_list)  # before the delete: a recall reading meanwhile does not cache them again
         retrieve_index.touch(conn)
     for part in chunks(id_list, 500):
         for name in (table, *extra):
@@ -763,9 +760,6 @@ def forget_value(conn: Conn, value: str, deny: DenyList, repo_ids: Sequence[str]
 
 
 def delete_repo_history(conn: Conn, repo_id: str) -> None:
-    from nexusd.history.rank import forget_repo_docs
-
-    forget_repo_docs(conn, repo_id)
     retrieve_index.touch(conn, repo_id)
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
@@ -773,10 +767,6 @@ def delete_repo_history(conn: Conn, repo_id: str) -> None:
 
 def forget_repo_state(conn: Conn, repo_id: str) -> None:
     """After `delete_repo_history` committed: drop what the daemon keeps of the repository's history beside the
-    graph (the in-daemon BM25 shards, the display rows a reader may have cached while the deletes were still
-    uncommitted), so a forgotten repository leaves nothing behind in memory."""
-    from nexusd.history.rank import forget_repo_docs
-
-    forget_repo_docs(conn, repo_id)
+    graph (the in-daemon BM25 shards), so a forgotten repository leaves nothing behind in memory."""
     retrieve_index.drop(conn, repo_id)
 

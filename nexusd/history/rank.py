@@ -1,13 +1,11 @@
 """Unified recall over history (commits, changes, shell commands, docs, transcripts) and memory (facts,
 procedures, handoffs): hybrid retrieval, fusion, bounded priors, a per-parent cap, packing into a token budget.
 
-    candidates  BM25 from Kuzu FTS: one shared index (HistoryText.searchText) over every history kind, so one
-                call ranks commits, changes, commands, docs and turns on the same statistics; plus the memory
-                tables' own indexes (fact_fts, procedure_fts, handoff_fts). Filtered by repository, and by user
-                for shell commands, transcripts and memory (every memory node filters on userId AND repoId).
+    candidates  history from the in-daemon BM25 index (`nexusd.retrieve`); memory (facts, procedures,
+                handoffs) from the in-daemon index recall searches (`nexusd.memory.index`), scored there and
+                read here by id (`memory_candidates`). Every memory node filters on userId AND repoId.
                 Only when an embedding endpoint is configured: the nearest HistoryVector rows by cosine.
     relevance   reciprocal-rank fusion of the lists: rel(d) = sum over lists L of 1 / (RRF_K + rank_L(d)).
-                The BM25 list is one list over all tables, ranked by raw BM25 score.
     priors      z(d) = 0.5 * signal + 0.3 * recency + 0.2 * usage, each in [0, 1], and
                 score(d) = rel(d) * MAX_PRIOR_FACTOR ** (z(d) - 0.5).
                 The multiplier lies in [F^-0.5, F^0.5] with F = MAX_PRIOR_FACTOR = 1.5, so priors together can
@@ -29,10 +27,8 @@ No Kuzu import: the caller passes a Conn (nexusd.store).
 from __future__ import annotations
 
 import json
-import threading
 import time
-import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +48,8 @@ RECENCY_HALF_LIFE_S = 30 * 86400.0
 CHARS_PER_TOKEN = pack_.CHARS_PER_TOKEN
 _SHOW_CHARS = {"commit": 1200, "change": 900, "doc": 1600, "turn": 1200, "shell": 600}
 
-# kind, table, index (None: the shared history_fts over HistoryText), scope (repo | user), projection
+# kind, table, searched by (None: the history index over HistoryText; "memory": the memory index), scope
+# (repo | user), projection
 SOURCES: list[tuple[str, str, str | None, str, str]] = [
     ("commit", "Commit", None, "repo", "node.sha, node.message, node.author, node.time, node.signal, node.kind"),
     ("change", "Change", None, "repo",
@@ -61,16 +58,13 @@ SOURCES: list[tuple[str, str, str | None, str, str]] = [
      "node.text, node.cwd, node.exitCode, node.startedAt, node.durationMs, node.source"),
     ("doc", "DocSection", None, "repo", "node.path, node.headingPath, node.startLine, node.text, node.mtime"),
     ("turn", "ConversationTurn", None, "user", "node.sessionId, node.ordinal, node.role, node.at, node.text"),
-    ("fact", "Fact", "fact_fts", "user",
+    ("fact", "Fact", "memory", "user",
      "node.text, node.createdAt, node.usedCount, node.lastUsedAt, node.status, node.symbolName"),
-    ("procedure", "Procedure", "procedure_fts", "user",
+    ("procedure", "Procedure", "memory", "user",
      "node.title, node.steps, node.createdAt, node.usedCount, node.lastUsedAt"),
-    ("handoff", "Handoff", "handoff_fts", "user",
+    ("handoff", "Handoff", "memory", "user",
      "node.done, node.openItems, node.nextSteps, node.createdAt, node.usedCount, node.lastUsedAt"),
 ]  # fmt: skip
-HISTORY_KINDS = [kind for kind, _, index, _, _ in SOURCES if index is None]
-HISTORY_TOP = 50
-KIND_TABLE = {kind: table for kind, table, _, _, _ in SOURCES}
 TABLE_KIND = {table: kind for kind, table, _, _, _ in SOURCES}
 
 
@@ -171,159 +165,27 @@ def _from_document(row: list[Any], repo_id: str) -> Hit:
 
 
 _DOC_RETURN = "node.id, node.kind, score, node.signal, node.at, node.parent, node.shown, node.meta"
-_DOC_ROW = "node.id, node.kind, node.repoId, node.userId, node.signal, node.at, node.parent, node.shown, node.meta"
-_FTS_CALL = "CALL QUERY_FTS_INDEX('HistoryText', 'history_fts', $q, top := $k) "
 
 
-class DocCache:
-    """The display rows of HistoryText (what ranking and packing read), keyed by the node's Kuzu internal id.
-
-    Why: a QUERY_FTS_INDEX call returning only `id(node), score` costs ~1.5-3 ms at 50k nodes; every property
-    it also returns is fetched per hit by random access (~50 us per hit and string column: `node.id` alone
-    ~2.5 ms for 50 hits, the display text ~3.5 ms more), which was most of a recall's time.
-    Rows are immutable (content-addressed ids; HistoryText is only inserted and deleted, never SET), so an
-    entry stays right while its node lives; ingest evicts the nodes it deletes (`forget_docs`,
-    `forget_repo_docs`) and bumps `gen`, and a reader adds what it read only if no eviction ran meanwhile.
-    Kuzu 0.11 does not hand a deleted node's offset to a later insert (checked), so an evicted key never
-    comes back meaning another row; a compaction (`Store.compact`) renumbers every offset, so the store's
-    `on_swap` empties the cache then. Filled in full at start (`preload`, ~0.6 s at 50k) and per query for
-    the hits it lacks (nodes inserted since), from the same FTS call with the columns (the old cost).
-    """
-
-    def __init__(self) -> None:
-        self.rows: dict[tuple[int, int], tuple[Any, ...]] = {}
-        self.key_of: dict[str, tuple[int, int]] = {}
-        self.gen = 0
-        self.lock = threading.Lock()
-
-    def add(self, gen: int, found: Sequence[tuple[tuple[int, int], tuple[Any, ...]]]) -> None:
-        with self.lock:
-            if gen != self.gen:
-                return  # an eviction ran while these were read: they may be gone (or going)
-            for key, row in found:
-                self.rows[key] = row
-                self.key_of[row[0]] = key
-
-    def evict(self, ids: Iterable[str]) -> None:
-        with self.lock:
-            self.gen += 1
-            for node_id in ids:
-                key = self.key_of.pop(node_id, None)
-                if key is not None:
-                    self.rows.pop(key, None)
-
-    def reset(self) -> None:
-        """Drop every entry: a compaction renumbered the internal ids the entries are keyed by (the rows are
-        refilled per query, from the same FTS call with the columns)."""
-        with self.lock:
-            self.gen += 1
-            self.rows.clear()
-            self.key_of.clear()
-
-    def evict_repo(self, repo_id: str) -> None:
-        with self.lock:
-            self.gen += 1
-            gone = [key for key, row in self.rows.items() if row[2] == repo_id]
-            for key in gone:
-                self.key_of.pop(self.rows.pop(key)[0], None)
-
-
-_CACHES: weakref.WeakKeyDictionary[Any, DocCache] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def doc_cache(conn: Conn) -> DocCache:
-    """The cache of the database this connection belongs to (one per Store)."""
-    owner = getattr(conn, "store", conn)
-    with _CACHES_LOCK:
-        cache = _CACHES.get(owner)
-        if cache is None:
-            cache = _CACHES[owner] = DocCache()
-            hooks = getattr(owner, "on_swap", None)
-            if hooks is not None:
-                hooks.append(cache.reset)
-        return cache
-
-
-def forget_docs(conn: Conn, ids: Iterable[str]) -> None:
-    doc_cache(conn).evict(ids)
-
-
-def forget_repo_docs(conn: Conn, repo_id: str) -> None:
-    doc_cache(conn).evict_repo(repo_id)
-
-
-def _key(internal: Any) -> tuple[int, int]:
-    return (int(internal["table"]), int(internal["offset"]))
-
-
-def _cache_row(row: Sequence[Any]) -> tuple[Any, ...]:
-    """(id, kind, repoId, userId, signal, at, parent, shown, meta) from a _DOC_ROW row: strings and floats
-    only, so the garbage collector untracks the tuples and 10^5 entries add nothing to its passes."""
-    node_id, kind, repo_id, user_id, signal, at, parent, shown, meta = row
-    return (node_id, kind, repo_id, user_id or "", float(signal or 0.5), float(at or 0), parent or node_id,
-            shown or "", meta or "")  # fmt: skip
-
-
-def preload(conn: Conn) -> int:
-    """Fill the cache with every HistoryText row (at start, so the first recalls need no fallback)."""
-    cache = doc_cache(conn)
-    gen = cache.gen
-    rows = conn.rows(f"MATCH (node:HistoryText) RETURN id(node), {_DOC_ROW}")
-    cache.add(gen, [(_key(r[0]), _cache_row(r[1:])) for r in rows])
-    return len(rows)
-
-
-def history_candidates(conn: Conn, text: str, repo_id: str, user_id: str, wanted: Sequence[str]) -> list[Hit]:
-    """The shared index's top HISTORY_TOP, then the repository/user/kind filter (Kuzu applies a WHERE after the
-    top-k too), from ids and scores only; display rows come from the cache."""
-    cache = doc_cache(conn)
-    gen = cache.gen
-    params = {"q": text, "k": HISTORY_TOP}
-    scored = conn.rows(_FTS_CALL + "RETURN id(node), score", params)
-    keys = [_key(r[0]) for r in scored]
-    rows = cache.rows
-    if any(k not in rows for k in keys):
-        fetched = [(_key(r[0]), _cache_row(r[1:])) for r in conn.rows(_FTS_CALL + f"RETURN id(node), {_DOC_ROW}", params)]
-        cache.add(gen, fetched)
-        rows = {**rows, **dict(fetched)}
-    kinds = set(wanted)
-    hits: list[Hit] = []
-    for key, (_, score) in zip(keys, scored, strict=True):
-        row = rows.get(key)
-        if row is None:
-            continue  # deleted between the two calls
-        node_id, kind, rid, uid, signal, at, parent, shown, meta = row
-        if rid != repo_id or (uid and uid != user_id) or kind not in kinds:
-            continue
-        hit = Hit(kind, node_id, repo_id, shown, parent, signal, at, data=json.loads(meta) if meta else {})
-        hit.bm25 = float(score)
+def memory_candidates(conn: Conn, scored: Sequence[tuple[str, str, float]], repo_id: str) -> list[Hit]:
+    """Hits for memory nodes already scored by the memory index ((kind, id, score), best first), their display
+    columns read by id: one statement per kind."""
+    by_kind: dict[str, list[str]] = {}
+    for kind, node_id, _score in scored:
+        by_kind.setdefault(kind, []).append(node_id)
+    rows: dict[str, list[Any]] = {}
+    for kind, ids in by_kind.items():
+        _, table, _, _, projection = next(s for s in SOURCES if s[0] == kind)
+        for row in conn.rows(f"MATCH (node:{table}) WHERE node.id IN $ids RETURN node.id, {projection}", {"ids": ids}):
+            rows[row[0]] = row[1:]
+    hits = []
+    for kind, node_id, score in scored:
+        found = rows.get(node_id)
+        if found is None:
+            continue  # forgotten since the index answered
+        hit = _hit(kind, node_id, repo_id, found)
+        hit.bm25 = score
         hits.append(hit)
-    return hits
-
-
-def bm25_candidates(
-    conn: Conn, text: str, repo_id: str, user_id: str, kinds: Sequence[str] | None = None, top: int = PER_SOURCE_TOP
-) -> list[Hit]:
-    """History from the one shared index of search documents, memory from the memory tables' own indexes."""
-    hits: list[Hit] = []
-    wanted = [k for k in HISTORY_KINDS if kinds is None or k in kinds]
-    if wanted:
-        hits.extend(history_candidates(conn, text, repo_id, user_id, wanted))
-    for kind, table, index, _scope, projection in SOURCES:
-        if index is None or (kinds is not None and kind not in kinds):
-            continue
-        if not conn.rows(f"MATCH (n:{table}) RETURN n.id LIMIT 1"):
-            continue  # an empty index still costs a millisecond to ask
-        for row in conn.rows(
-            f"CALL QUERY_FTS_INDEX('{table}', '{index}', $q, top := $k) WITH node, score "
-            "WHERE node.repoId = $r AND node.userId = $u "
-            f"RETURN node.id, score, {projection}",
-            {"q": text, "k": top, "r": repo_id, "u": user_id},
-        ):
-            hit = _hit(kind, row[0], repo_id, row[2:])
-            hit.bm25 = float(row[1])
-            hits.append(hit)
     return hits
 
 
@@ -382,32 +244,6 @@ def apply_priors(hits: list[Hit], now: float | None = None) -> None:
         z = 0.5 * min(1.0, max(0.0, hit.signal)) + 0.3 * recency + 0.2 * usage
         hit.prior = MAX_PRIOR_FACTOR ** (z - 0.5)
         hit.score = hit.relevance * hit.prior
-
-
-def rank_repo(
-    conn: Conn, text: str, repo_id: str, user_id: str, *, embedder: Embedder | None = None,
-    kinds: Sequence[str] | None = None, now: float | None = None,
-) -> tuple[list[Hit], dict[str, Any]]:  # fmt: skip
-    """Ranked hits of one repository, and notes on how they were found."""
-    notes: dict[str, Any] = {"vectors": "off"}
-    bm25 = bm25_candidates(conn, text, repo_id, user_id, kinds)
-    bm25.sort(key=lambda h: (-h.bm25, h.id))
-    lists: list[list[Hit]] = [bm25]
-    keys = ["bm25"]
-    if embedder is not None:
-        try:
-            near = vector_candidates(conn, embedder, text, repo_id, user_id)
-            near.sort(key=lambda h: (-h.vector, h.id))
-            lists.append(near)
-            keys.append("vector")
-            notes["vectors"] = "on"
-        except Exception as exc:  # an endpoint failure degrades to BM25, and says so
-            notes["vectors"] = "unavailable"
-            notes["vectorError"] = str(exc)[:200]
-    hits = fuse(lists, keys)
-    apply_priors(hits, now)
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return hits, notes
 
 
 def fuse_repos(per_repo: Sequence[list[Hit]]) -> list[Hit]:

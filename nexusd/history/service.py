@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..retrieve import index as retrieve_index
-from . import ingest, rank
+from . import ingest
 from .redact import DenyList
 
 if TYPE_CHECKING:
@@ -82,7 +82,6 @@ class HistoryService:
         if not conn.scalar("MATCH (s:ShellCommand) RETURN count(s)"):
             out["replayed"] = ingest.replay_archive(conn, self.archive, self.repos, self.deny, ingest.history_user())
         out.update(self.ingest_spool_now(conn))
-        out["recallCache"] = rank.preload(conn)  # display rows of the history index, so recall reads ids only
         out["historyIndex"] = retrieve_index.index_for(conn).warm(conn)  # query's index, built before the first query
         return out
 

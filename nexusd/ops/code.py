@@ -323,22 +323,17 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
         description="The repository ids each in-daemon map holds (tests that `repo.forget` leaves nothing behind).",
     )
     def debug_retained(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
-        from ..history.rank import doc_cache
         from ..retrieve.index import index_for
         from ..sync.live import VIEW_SEP
 
         assert ctx.conn is not None
         parts = ctx.parts
-        cache = doc_cache(ctx.conn)
-        with cache.lock:
-            cached = sorted({row[2] for row in cache.rows.values()})
         history = index_for(ctx.conn)
         with history.lock:
             shards = sorted(history.repos)
         watcher = parts.live.watcher
         return {
             "historyIndex": shards,
-            "historyDocCache": cached,
             **parts.snapshots.held(),
             "viewSnapshots": parts.views.held(),
             "statusCounts": parts.counts.held(),

@@ -21,7 +21,6 @@ from ..registry import Ctx, op
 from ..repos import Repo, owner_of, repo_shared, require_repo, with_freshness
 from ..retrieve import index as retrieve_index
 from ..retrieve import search as retrieve_search
-from ..store import StoreError
 
 if TYPE_CHECKING:
     from ..store import Conn
@@ -179,19 +178,22 @@ def shell_ingest(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
 # -- query --------------------------------------------------------------------------------------------------
 
 
-def _memory_hits(conn: Conn, text: str, repo_id: str, user: str, kinds: list[str] | None) -> list[rank.Hit]:
-    """Facts, procedures and handoffs from the memory tables' full-text indexes, ranked by BM25. A failure of
-    those indexes degrades the answer to history only instead of failing the query."""
-    wanted = [k for k in ("fact", "procedure", "handoff") if kinds is None or k in kinds]
+def _memory_hits(ctx: Ctx, text: str, repo_id: str, user: str, kinds: list[str] | None) -> list[rank.Hit]:
+    """Facts, procedures and handoffs as recall ranks them (the in-daemon memory index: BM25 with bounded usage
+    and recency priors), the best `PER_SOURCE_TOP` of each kind wanted, their display read by id."""
+    wanted = {k for k in ("fact", "procedure", "handoff") if kinds is None or k in kinds}
     if not wanted:
         return []
-    try:
-        hits = rank.bm25_candidates(conn, text, repo_id, user, wanted)
-    except StoreError:
-        log.warning("memory full-text search failed; answering from history only", exc_info=True)
-        return []
-    hits.sort(key=lambda h: (-h.bm25, h.id))
-    return hits
+    assert ctx.conn is not None
+    found = ctx.parts.memory.index.search(user, repo_id, text, rank.PER_SOURCE_TOP * 3)
+    per_kind: dict[str, int] = {}
+    scored: list[tuple[str, str, float]] = []
+    for hit in found:
+        kind = rank.TABLE_KIND.get(hit.doc.label)
+        if kind in wanted and per_kind.get(kind, 0) < rank.PER_SOURCE_TOP:
+            per_kind[kind] = per_kind.get(kind, 0) + 1
+            scored.append((kind, hit.doc.id, hit.score))
+    return rank.memory_candidates(ctx.conn, scored, repo_id)
 
 
 def _vector_hits(
@@ -247,7 +249,7 @@ def query(ctx: Ctx, args: QueryArgs) -> dict[str, Any]:
     notes: dict[str, Any] = {}
     kinds = args.kinds
     for repo in repos:
-        memory = _memory_hits(ctx.conn, text, repo.id, user, kinds)
+        memory = _memory_hits(ctx, text, repo.id, user, kinds)
         hits, notes = retrieve_search.search(ctx.conn, text, repo.id, user, kinds=kinds, memory=memory)
         if embedder is not None:
             notes.update(_vector_hits(ctx.conn, embedder, text, repo.id, user, hits))
