@@ -390,6 +390,7 @@ class RepoSync:
             full = full or bool(cold_write_pending(conn, self.repo_id))
         known = self.known
         cold = full or not known
+        replaces = bool(known)  # (the graph held this repository's files: a table or snapshot may be let go)
         if cold:
             # The resolvers' modules (and the tables they load) before the batch makes its short-lived objects:
             # imported among them, the code objects that stay would keep their arenas from being handed back.
@@ -436,7 +437,7 @@ class RepoSync:
         if cold or len(changes.changed) >= TRIM_AFTER_FILES:
             del plan, changes  # (the batch's rows and outcomes: only the facts and `last_batch` stay)
             index.release_caches()
-            release_heap()
+            release_heap(collect=replaces)
             conn.store.reopen_soon()  # (and Kuzu's buffer pool pages the write left resident)
         report.seconds["total"] = time.perf_counter() - t0
         return report
@@ -684,14 +685,17 @@ class RepoSync:
         return index
 
 
-def release_heap() -> None:
+def release_heap(*, collect: bool = True) -> None:
     """After a big batch: drop the write's cache of search texts (kept for the small batches of edits, which
-    fill it again with what they touch), collect, and hand the C heap's free pages back to the system (glibc
-    `malloc_trim`; nothing elsewhere). Measured on the standard library, in-process: 708 -> 541 MB resident
-    right after the cold index (ARCHITECTURE.md, "Memory of the code graph")."""
+    fill it again with what they touch), collect (when the batch replaced what the graph held: the first
+    index of a repository lets nothing go, and a full collection of its heap held the interpreter ~0.3 s on
+    the standard library), and hand the C heap's free pages back to the system (glibc `malloc_trim`; nothing
+    elsewhere). Measured on the standard library, in-process: 708 -> 541 MB resident right after the cold
+    index (ARCHITECTURE.md, "Memory of the code graph")."""
     graphwrite._symbol_search_text.cache_clear()
     textsplit.clear_cache()
-    gcpause.reclaim(force=True)  # (reaches what the snapshot's freeze holds: a table the batch replaced)
+    if collect:
+        gcpause.reclaim(force=True)  # (reaches what the snapshot's freeze holds: a table the batch replaced)
     gcpause.trim_heap()
 
 
