@@ -146,6 +146,17 @@ def quiesce(pid: int, limit_s: float = 60.0) -> float:
     return round(time.monotonic() - t0, 1)
 
 
+def settled(pid: int, since: float, after_s: float = 40.0, samples: int = 10) -> dict[str, float]:
+    """The daemon's RSS and anonymous RSS: the median of `samples` one-second readings taken from `after_s`
+    seconds past `since` (a time.monotonic() reading)."""
+    time.sleep(max(0.0, since + after_s - time.monotonic()))
+    readings = []
+    for _ in range(samples):
+        readings.append(mem_mb(pid))
+        time.sleep(1.0)
+    return {key: statistics.median(r[key] for r in readings) for key in ("rss", "anon")}
+
+
 def timed(fn: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     out = fn()
@@ -282,9 +293,18 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             daemon = mem_mb(pid)
             out["rss_after_queries"] = {"daemon": daemon, "parsers": parsers(pid)}
             out["bytes_per_symbol"] = round((daemon["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
+            # Settled: what the daemon holds once its delayed upkeep ran too (the snapshot's save after
+            # NEXUS_SNAPSHOT_SAVE_S, the idle checkpoint's reopen of the database after the big write, the
+            # heap's trim): the median of ten one-second samples from 40 s after the queries. The reading
+            # above falls before or after that upkeep by chance, and moved by ~+-40 MB between runs.
+            out["rss_settled"] = settled(pid, since=time.monotonic() - out["quiesce_after_queries_s"])
+            out["bytes_per_symbol_settled"] = (
+                round((out["rss_settled"]["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
+            )
             print(f"[{name}] cold {cold:.2f}s wall ({out['cold_wall_vs_parse_only']}x), {cpu:.1f} CPU-s "
                   f"({out['cold_cpu_vs_parse_only']}x); first query {first:.3f}s; after queries {out['rss_after_queries']}; "
-                  f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols)", flush=True)
+                  f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols); settled {out['rss_settled']}, "
+                  f"{out['bytes_per_symbol_settled']} B/symbol", flush=True)
         d.stop()
         d.start()
         with connect(d.dirs, timeout=600) as c:
