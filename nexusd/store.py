@@ -658,14 +658,15 @@ class Store:
             return 0
 
     def live_bytes(self, conn: Conn) -> int:
-        """What the tables' column chunks occupy (`storage_info` of every table). An upper bound of what a rebuilt file needs: it counts the relationship tables'
-        preallocated CSR headers and the dead bytes of updated strings, which a rebuild drops."""
+        """What the tables' column chunks occupy (`storage_info` of every table). An upper bound of what a rebuilt
+        file needs: it counts the relationship tables' preallocated CSR headers and the dead bytes of updated
+        strings, which a rebuild drops."""
         pages = 0
         for table in [row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")]:
             try:
                 pages += int(conn.scalar(f"CALL storage_info('{table}') RETURN sum(num_pages)") or 0)
             except StoreError:
-                continue
+                continue  # (counted as empty: the figure only decides whether a compaction is worth trying)
         return pages * PAGE_BYTES
 
     def maybe_compact(self, conn: Conn) -> bool:
