@@ -289,6 +289,7 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             out["rss_right_after_queries"] = {"daemon": mem_mb(pid)}
             # Steady state: the snapshot is compacted into arrays in the background after it is made
             # (query/compact.py) and saved beside the graph; wait for the daemon to go quiet.
+            queried = time.monotonic()
             out["quiesce_after_queries_s"] = quiesce(pid)
             daemon = mem_mb(pid)
             out["rss_after_queries"] = {"daemon": daemon, "parsers": parsers(pid)}
@@ -297,7 +298,7 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             # NEXUS_SNAPSHOT_SAVE_S, the idle checkpoint's reopen of the database after the big write, the
             # heap's trim): the median of ten one-second samples from 40 s after the queries. The reading
             # above falls before or after that upkeep by chance, and moved by ~+-40 MB between runs.
-            out["rss_settled"] = settled(pid, since=time.monotonic() - out["quiesce_after_queries_s"])
+            out["rss_settled"] = settled(pid, since=queried)
             out["bytes_per_symbol_settled"] = (
                 round((out["rss_settled"]["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
             )

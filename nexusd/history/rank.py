@@ -48,24 +48,18 @@ RECENCY_HALF_LIFE_S = 30 * 86400.0
 CHARS_PER_TOKEN = pack_.CHARS_PER_TOKEN
 _SHOW_CHARS = {"commit": 1200, "change": 900, "doc": 1600, "turn": 1200, "shell": 600}
 
-# kind, table, searched by (None: the history index over HistoryText; "memory": the memory index), scope
-# (repo | user), projection
-SOURCES: list[tuple[str, str, str | None, str, str]] = [
-    ("commit", "Commit", None, "repo", "node.sha, node.message, node.author, node.time, node.signal, node.kind"),
-    ("change", "Change", None, "repo",
-     "node.sha, node.path, node.status, node.patch, node.time, node.signal, node.symbolIds"),
-    ("shell", "ShellCommand", None, "user",
-     "node.text, node.cwd, node.exitCode, node.startedAt, node.durationMs, node.source"),
-    ("doc", "DocSection", None, "repo", "node.path, node.headingPath, node.startLine, node.text, node.mtime"),
-    ("turn", "ConversationTurn", None, "user", "node.sessionId, node.ordinal, node.role, node.at, node.text"),
-    ("fact", "Fact", "memory", "user",
-     "node.text, node.createdAt, node.usedCount, node.lastUsedAt, node.status, node.symbolName"),
-    ("procedure", "Procedure", "memory", "user",
-     "node.title, node.steps, node.createdAt, node.usedCount, node.lastUsedAt"),
-    ("handoff", "Handoff", "memory", "user",
-     "node.done, node.openItems, node.nextSteps, node.createdAt, node.usedCount, node.lastUsedAt"),
-]  # fmt: skip
-TABLE_KIND = {table: kind for kind, table, _, _, _ in SOURCES}
+# kind, table, the columns a hit shows (`_hit` reads them in this order)
+SOURCES: list[tuple[str, str, str]] = [
+    ("commit", "Commit", "node.sha, node.message, node.author, node.time, node.signal, node.kind"),
+    ("change", "Change", "node.sha, node.path, node.status, node.patch, node.time, node.signal, node.symbolIds"),
+    ("shell", "ShellCommand", "node.text, node.cwd, node.exitCode, node.startedAt, node.durationMs, node.source"),
+    ("doc", "DocSection", "node.path, node.headingPath, node.startLine, node.text, node.mtime"),
+    ("turn", "ConversationTurn", "node.sessionId, node.ordinal, node.role, node.at, node.text"),
+    ("fact", "Fact", "node.text, node.createdAt, node.usedCount, node.lastUsedAt, node.status, node.symbolName"),
+    ("procedure", "Procedure", "node.title, node.steps, node.createdAt, node.usedCount, node.lastUsedAt"),
+    ("handoff", "Handoff", "node.done, node.openItems, node.nextSteps, node.createdAt, node.usedCount, node.lastUsedAt"),
+]
+TABLE_KIND = {table: kind for kind, table, _ in SOURCES}
 
 
 @dataclass
@@ -147,7 +141,7 @@ def _columns(projection: str) -> list[str]:
 
 def search_document(kind: str, row: dict[str, Any]) -> dict[str, Any]:
     """The HistoryText row of a history node's row (as ingest writes it): what ranking and display need."""
-    projection = next(p for k, _, _, _, p in SOURCES if k == kind)
+    projection = next(p for k, _, p in SOURCES if k == kind)
     hit = _hit(kind, row["id"], row["repoId"], [row.get(col) for col in _columns(projection)])
     return {
         "id": row["id"], "kind": kind, "repoId": row["repoId"], "userId": row.get("userId") or "",
@@ -175,7 +169,7 @@ def memory_candidates(conn: Conn, scored: Sequence[tuple[str, str, float]], repo
         by_kind.setdefault(kind, []).append(node_id)
     rows: dict[str, list[Any]] = {}
     for kind, ids in by_kind.items():
-        _, table, _, _, projection = next(s for s in SOURCES if s[0] == kind)
+        _, table, projection = next(s for s in SOURCES if s[0] == kind)
         for row in conn.rows(f"MATCH (node:{table}) WHERE node.id IN $ids RETURN node.id, {projection}", {"ids": ids}):
             rows[row[0]] = row[1:]
     hits = []

@@ -71,7 +71,7 @@ def trim_heap() -> None:
     """Hand the C heap's free pages back to the system (glibc `malloc_trim`; nothing elsewhere). After a big batch
     or a snapshot build, glibc keeps the memory of the rows and buffers just freed mapped otherwise
     (ARCHITECTURE.md, "Memory of the code graph")."""
-    trim = _malloc_trim()
+    trim = _libc_function("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -90,10 +90,6 @@ def limit_arenas(count: int) -> bool:
         return False
     mallopt = _libc_function("mallopt")
     return bool(mallopt is not None and mallopt(M_ARENA_MAX, count) == 1)
-
-
-def _malloc_trim() -> Any:
-    return _libc_function("malloc_trim")
 
 
 @functools.cache
