@@ -185,7 +185,7 @@ def extract(path: str, data: bytes, digest: str | None = None) -> FileFacts:
     except Exception as exc:  # noqa: BLE001 - the crash barrier of parsing: report, never propagate
         facts.symbols.clear()
         facts.imports.clear()
-        facts.calls.clear()
+        facts.calls = []
         facts.diagnostics.append(
             Diagnostic(path, "error", "extract-failed", f"{type(exc).__name__}: {exc}"[:300])
         )
@@ -440,8 +440,8 @@ def _build_symbols(
             signature=hooks.signature(node, data),
             doc=hooks.doc(node),
             parent=parent_qn,
-            bases=hooks.bases(d.bases) if d.bases is not None else (
-                hooks.value_bases(node) if kind in _VALUE_KINDS else []
+            bases=tuple(hooks.bases(d.bases)) if d.bases is not None else (
+                tuple(hooks.value_bases(node)) if kind in _VALUE_KINDS else ()
             ),
             exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
             content_hash=content_hash(data[d.start : d.end]),
@@ -553,11 +553,12 @@ def _attach_calls(
     facts: FileFacts, calls: list[tuple[int, CallFact]], spans: list[tuple[int, int, str]]
 ) -> None:
     """Give each call its innermost enclosing symbol."""
-    out = facts.calls
+    out = list(facts.calls)
     for call, caller in _innermost(calls, spans):
         if caller is not None:
             call.caller = caller
         out.append(call)
+    facts.calls = out
 
 
 def _attach_types(
@@ -567,7 +568,7 @@ def _attach_types(
     scope (they only need to be known as bound, and there is one per parameter). `types` holds the facts of
     each binding node together: they share its start, and `_innermost`'s stable sort keeps them in order."""
     shadows: dict[str | None, set[str]] = {}
-    out = facts.types
+    out = list(facts.types)
     for declared, scope in _innermost(types, spans):
         for fact in declared:
             if fact.kind == "var" and fact.expr == "?":
@@ -577,6 +578,7 @@ def _attach_types(
             out.append(fact)
     for scope, names in shadows.items():
         out.append(TypeFact("shadow", scope, " ".join(sorted(names))))
+    facts.types = out
 
 
 def _first_error(root: Node) -> tuple[int, str]:

@@ -32,7 +32,7 @@ from .. import config, textsplit
 from ..batch import CommittedBatch, FileData
 from ..errors import TooLarge
 from ..parse import gcpause
-from ..parse.facts import FileFacts, facts_from_plain, facts_to_plain, file_id
+from ..parse.facts import FileFacts, facts_from_plain, facts_to_plain, file_id, pack_facts
 from ..repos import cold_write_pending
 from ..resolve import registry
 from ..resolve.base import FileResolution, RepoIndex
@@ -700,9 +700,9 @@ def release_heap(*, collect: bool = True) -> None:
 
 
 def intern_facts(facts: FileFacts) -> FileFacts:
-    """Share the strings that recur across a repository's facts (kinds, called names, callers): facts arrive
-    unpickled from the parser processes, one private copy per file, and the engine keeps them all (the
-    standard library's facts: ~110 MB -> ~80 MB)."""
+    """Share the strings that recur across a repository's symbols (kinds, names, parents), and pack its calls
+    and type facts (`facts.Packed`): facts arrive decoded from the parser processes, one private copy per file,
+    and the engine keeps them all."""
     intern = sys.intern
     for sym in facts.symbols:
         sym.kind = intern(sym.kind)
@@ -712,19 +712,7 @@ def intern_facts(facts: FileFacts) -> FileFacts:
         sym.qualified_name = intern(sym.qualified_name)
         if sym.parent:
             sym.parent = intern(sym.parent)
-    for call in facts.calls:
-        call.name = intern(call.name)
-        if call.caller:
-            call.caller = intern(call.caller)
-        if call.receiver:
-            call.receiver = intern(call.receiver)
-    for fact in facts.types:
-        fact.kind = intern(fact.kind)
-        if fact.scope:
-            fact.scope = intern(fact.scope)
-        fact.name = intern(fact.name)
-        fact.expr = intern(fact.expr)
-    return facts
+    return pack_facts(facts)
 
 
 def build_summary(report: SyncReport, outcome: str, error: str | None = None) -> str:

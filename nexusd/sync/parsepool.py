@@ -26,7 +26,16 @@ from operator import attrgetter
 from typing import Any
 
 from .. import config
-from ..parse.facts import CallFact, Diagnostic, FileFacts, ImportFact, SymbolFact, TypeFact, content_hash
+from ..parse.facts import (
+    CallFact,
+    Diagnostic,
+    FileFacts,
+    ImportFact,
+    Packed,
+    SymbolFact,
+    TypeFact,
+    content_hash,
+)
 from ..parse.gcpause import paused
 from ..parse.languages import parsed_language
 from ..protocol import pack_local, unpack_local
@@ -160,6 +169,7 @@ _NESTED = {
 _ROW = {cls: attrgetter(*[f.name for f in fields(cls)]) for cls in _NESTED.values()}
 _FILE_ROW = attrgetter(*_FILE_FIELDS)
 _NESTED_AT = {i: _NESTED[name] for i, name in enumerate(_FILE_FIELDS) if name in _NESTED}
+_PACKED_AT = {i for i, name in enumerate(_FILE_FIELDS) if name in {"calls", "types"}}
 
 
 def encode_outcome(outcome: ParseOutcome) -> bytes:
@@ -168,8 +178,13 @@ def encode_outcome(outcome: ParseOutcome) -> bytes:
     if facts is not None:
         packed = list(_FILE_ROW(facts))
         for i, cls in _NESTED_AT.items():
-            row = _ROW[cls]
-            packed[i] = [row(item) for item in packed[i]]
+            items = packed[i]
+            if i in _PACKED_AT:  # sent as the daemon keeps them (facts.Packed): made here, in parallel
+                items = items if isinstance(items, Packed) else Packed.of(cls, items)
+                packed[i] = [len(items), items.blob]
+            else:
+                row = _ROW[cls]
+                packed[i] = [row(item) for item in items]
     try:
         return pack_local((outcome.path, outcome.status, packed, outcome.hash, outcome.reason))
     except (UnicodeEncodeError, TypeError, ValueError, OverflowError):
@@ -189,10 +204,16 @@ def _decode(data: bytes) -> ParseOutcome:
     facts = None
     if packed is not None:
         for i, cls in _NESTED_AT.items():
-            packed[i] = [cls(*item) for item in packed[i]]
+            if i in _PACKED_AT:
+                length, blob = packed[i]
+                packed[i] = Packed(cls, blob, length)
+            else:
+                packed[i] = [cls(*item) for item in packed[i]]
         facts = FileFacts(*packed)
         for imp in facts.imports:
             imp.names = [tuple(pair) for pair in imp.names]  # type: ignore[misc]  # msgpack has no tuples
+        for sym in facts.symbols:
+            sym.bases = tuple(sym.bases) if sym.bases else ()
     return ParseOutcome(path, status, facts, digest, reason)
 
 

@@ -49,7 +49,7 @@ def test_python_details() -> None:
     assert top.signature == "def top(a, b=1)"
     assert top.doc == "Top doc."
     thing = by_qn[("Thing", 0)]
-    assert thing.bases == ["B"]  # metaclass keyword dropped
+    assert thing.bases == ("B",)  # metaclass keyword dropped
     assert thing.doc == "A thing."
     assert by_qn[("Thing.run", 1)].occurrence == 1  # redefinition counted, not merged
     assert by_qn[("Thing.run.inner", 0)].parent == "Thing.run"
@@ -63,10 +63,10 @@ def test_ecmascript_details() -> None:
     assert add.doc == "Adds."
     assert add.signature == "function add(x, y)"
     counter = next(s for s in facts.symbols if s.name == "Counter")
-    assert counter.bases == ["Base"] and counter.exported
+    assert counter.bases == ("Base",) and counter.exported
     ts = extract("types.ts", (FIXTURES / "typescript" / "types.ts").read_bytes())
     shape = next(s for s in ts.symbols if s.name == "Shape")
-    assert shape.bases == ["Base", "Other"]
+    assert shape.bases == ("Base", "Other")
     # two overload signatures, then the implementation: the signatures are `overload` symbols
     assert [(s.kind, s.occurrence) for s in ts.symbols if s.name == "parse"] == [
         ("overload", 0), ("overload", 1), ("function", 0),

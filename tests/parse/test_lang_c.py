@@ -25,7 +25,7 @@ def test_cpp_details() -> None:
     facts = extract("src/basics.cpp", (FIXTURES / "cpp" / "basics.cpp").read_bytes())
     by_key = {(s.kind, s.qualified_name): s for s in facts.symbols}
     circle = by_key[("class", "geo.Circle")]
-    assert circle.bases == ["Shape", "Named"] and circle.doc == "A shape."
+    assert circle.bases == ("Shape", "Named") and circle.doc == "A shape."
     area = by_key[("method", "geo.Circle.area")]  # `double Circle::area()` inside namespace geo
     assert area.parent == "geo.Circle" and area.doc == "Defined outside the class."
     assert by_key[("method", "geo.Circle.unit")].parent == "geo.Circle"  # geo::Circle::unit at file level

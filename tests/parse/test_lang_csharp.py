@@ -16,7 +16,7 @@ def test_csharp_details() -> None:
     shop = by_qn[("Shop", 0)]
     assert shop.doc == "Does things . Second line."
     assert shop.signature == "public partial class Shop : BaseShop, IShop"  # attribute dropped
-    assert shop.bases == ["BaseShop", "IShop"]
+    assert shop.bases == ("BaseShop", "IShop")
     assert by_qn[("Shop.Name", 0)].kind == "property"
     assert by_qn[("Shop.Shop", 1)].signature == "public Shop() : this(null)"
     assert not by_qn[("Shop.Go", 0)].exported

@@ -20,9 +20,9 @@ def test_go_details() -> None:
     assert save.doc == "Save saves."
     store = by_qn["Store"]
     assert store.kind == "struct" and store.doc == "Store keeps users."
-    assert store.bases == ["Base", "log.Logger"]  # embedded fields, pointer stripped
+    assert store.bases == ("Base", "log.Logger")  # embedded fields, pointer stripped
     assert store.signature == "type Store struct"
-    assert by_qn["Saver"].bases == ["io.Reader"]
+    assert by_qn["Saver"].bases == ("io.Reader",)
     assert not by_qn["Store.plain"].exported and by_qn["NewStore"].exported
 
 

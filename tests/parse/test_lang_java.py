@@ -16,7 +16,7 @@ def test_java_details() -> None:
     shape = by_qn[("Shape", 0)]
     assert shape.doc == "A shape."
     assert shape.signature.startswith("public class Shape<T> extends Base<T>")  # annotation dropped
-    assert shape.bases == ["Base", "Runnable", "Comparable"]
+    assert shape.bases == ("Base", "Runnable", "Comparable")
     ctor = by_qn[("Shape.Shape", 0)]
     assert ctor.doc == "Makes one." and ctor.signature == "public Shape(Repo repo)"
     assert by_qn[("Shape.Shape", 1)].occurrence == 1  # overloads are counted, not merged

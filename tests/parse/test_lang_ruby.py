@@ -16,7 +16,7 @@ def test_ruby_details() -> None:
     shop = by_qn[("Shop", 0)]
     assert shop.kind == "namespace" and shop.doc == "Billing of orders. Second line."
     invoice = by_qn[("Shop.Billing.Invoice", 0)]
-    assert invoice.bases == ["Base.Document", "Helpers", "ClassMethods"]  # superclass, then mixins
+    assert invoice.bases == ("Base.Document", "Helpers", "ClassMethods")  # superclass, then mixins
     assert invoice.signature == "class Invoice < Base::Document"
     total = by_qn[("Shop.Billing.Invoice.total", 0)]
     assert total.doc == "Total due." and total.signature == "def total"

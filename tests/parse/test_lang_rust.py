@@ -14,10 +14,10 @@ def test_rust_details() -> None:
     facts = extract("src/basics.rs", FIXTURE.read_bytes())
     by_key = {(s.kind, s.qualified_name, s.occurrence): s for s in facts.symbols}
     shape = by_key[("trait", "Shape", 0)]
-    assert shape.doc == "A shape. Second line." and shape.bases == ["Named"]
+    assert shape.doc == "A shape. Second line." and shape.bases == ("Named",)
     assert by_key[("method", "Shape.area", 0)].signature == "fn area(&self) -> f64"
-    assert by_key[("impl", "Circle", 1)].bases == ["Shape"]  # impl Shape for Circle
-    assert by_key[("impl", "Circle", 0)].bases == []
+    assert by_key[("impl", "Circle", 1)].bases == ("Shape",)  # impl Shape for Circle
+    assert by_key[("impl", "Circle", 0)].bases == ()
     new = by_key[("method", "Circle.new", 0)]
     assert new.doc == "Makes one." and new.exported and new.parent == "Circle"
     assert by_key[("struct", "Circle", 0)].exported  # #[derive] between doc and item is skipped
