@@ -262,15 +262,25 @@ class Conn:
                     writer.writerow(row)
                     count += 1
             if count:
-                cols = f"({', '.join(columns)})" if columns else ""
-                # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader; auto_detect=false:
-                # sniffing the dialect from the first rows misreads later rows holding JSON.
-                self.execute(
-                    f"COPY {table}{cols} FROM '{name}' (header=false, parallel=false, auto_detect=false, escape='\"'{extra})"
-                )
+                self._copy_file(table, columns, name, extra)
         finally:
             os.unlink(name)
         return count
+
+    def copy_csv(self, table: str, columns: Sequence[str], name: str, rel: tuple[str, str] | None) -> None:
+        """COPY a CSV file written by `csv.writer` (UTF-8, surrogateescape), in the store's exclusive window
+        (see `_copy`): the cold write streams its rows to such files before its transaction."""
+        self._copied = True
+        with self._store.exclusive():
+            self._copy_file(table, columns, name, f", from='{rel[0]}', to='{rel[1]}'" if rel else "")
+
+    def _copy_file(self, table: str, columns: Sequence[str], name: str, extra: str) -> None:
+        cols = f"({', '.join(columns)})" if columns else ""
+        # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader; auto_detect=false:
+        # sniffing the dialect from the first rows misreads later rows holding JSON.
+        self.execute(
+            f"COPY {table}{cols} FROM '{name}' (header=false, parallel=false, auto_detect=false, escape='\"'{extra})"
+        )
 
     def close(self) -> None:
         conn, self._kuzu = self._kuzu, None

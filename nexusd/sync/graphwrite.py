@@ -9,10 +9,13 @@ Everything a batch writes happens in one transaction: a file is in the graph who
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import json
 import logging
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -40,9 +43,6 @@ INCOMING_RELS = (
     ("ABOUT", "Fact", ""),
     ("TOUCHED", "Change", ""),
 )
-
-# One table's rows of a cold write: (table, node columns, rows, (from, to) of a relationship table or None).
-Table = tuple[str, Sequence[str], list[tuple[Any, ...]], tuple[str, str] | None]
 
 
 @dataclass
@@ -143,28 +143,6 @@ def _copy(conn: Conn, table: str, cols: Sequence[str], rows: list[tuple[Any, ...
         conn.copy_nodes(table, cols, rows)
 
 
-def _unique(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Rows with a new primary key (column 0) only: a duplicate would fail the whole COPY."""
-    seen: set[Any] = set()
-    out = []
-    for row in rows:
-        if row[0] not in seen:
-            seen.add(row[0])
-            out.append(row)
-    return out
-
-
-def _unique_target(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """CONTAINS rows: one parent per symbol (column 1)."""
-    seen: set[Any] = set()
-    out = []
-    for row in rows:
-        if row[1] not in seen:
-            seen.add(row[1])
-            out.append(row)
-    return out
-
-
 def _edges_within(
     rows: list[tuple[Any, ...]], src: set[Any] | Callable[[Any], bool], dst: set[Any] | Callable[[Any], bool],
     dropped: list[tuple[Any, ...]],
@@ -195,64 +173,152 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
     """A repository's first graph (or a full rebuild): everything through CSV COPY, in one transaction when the
     rows fit the buffer pool's share (`cold_budget`), else in transactions of that size (`_write_cold_chunked`).
 
-    Every row is checked before the first transaction (unique keys, both ends of each edge among the rows
-    written), so no COPY can fail on the data, and the counts are checked after the commit (`verify_counts`)."""
+    The rows are made file by file and streamed to CSV files (`ColdRows`), each table's split into parts of at
+    most the budget, before any transaction: they are never all in memory at once (a list of every row of the
+    standard library was ~150 MB of tuples at the write's peak, of the Linux kernel several GB), and reads are
+    held back only for the COPYs, not while the files are written. Every row is checked as it is made (unique
+    keys, first one kept; both ends of each edge among the ids written), so no COPY can fail on the data, and the
+    counts are checked after the commit (`verify_counts`)."""
     counts = {"files": 0, "symbols": 0, "imports": 0, "calls": 0}
-    files, symbols, top, nested, imports, calls = [], [], [], [], [], []
-    with gcpause.Windows() as gc_window:  # millions of row tuples, all kept until the COPY
-        for path, facts in batch.changed.items():
-            res = batch.resolutions.get(path) or FileResolution(path)
-            files.append(file_row(batch.repo_id, facts, batch.stats.get(path, FileStat())))
-            ids = ids_of(batch.repo_id, facts)
-            symbols.extend(symbol_rows(batch.repo_id, facts, res.stored_unresolved(), ids))
-            t, n = contains_rows(batch.repo_id, facts, ids)
-            top.extend(t)
-            nested.extend(n)
-            i, c = edge_rows(batch.repo_id, res)
-            imports.extend(i)
-            calls.extend(c)
-            gc_window.tick()
-    files, symbols = _unique(files), _unique(symbols)
-    top, nested = _unique_target(top), _unique_target(nested)
-    file_ids = {f[0] for f in files}
-    symbol_ids = {s[0] for s in symbols}
-    dropped: list[tuple[Any, ...]] = []
-    top = _edges_within(top, file_ids, symbol_ids, dropped)
-    nested = _edges_within(nested, symbol_ids, symbol_ids, dropped)
-    imports = _edges_within(imports, file_ids, file_ids, dropped)
-    calls = _edges_within(calls, symbol_ids, symbol_ids, dropped)
-    _report_dropped(batch.repo_id, dropped, counts)
-    if FAULTS.pop("dangling-edge", None) and symbols:
-        calls = [*calls, (symbols[0][0], "no-such-symbol", 1, "test-fault", 1.0)]  # debug.fail_next_build
-    has_file = [(batch.repo_id, f[0]) for f in files]
-    tables: list[Table] = [
-        ("File", FILE_COLS, files, None), ("Symbol", SYMBOL_COLS, symbols, None),
-        ("HAS_FILE", (), has_file, ("Repository", "File")), ("CONTAINS", (), top, ("File", "Symbol")),
-        ("CONTAINS", (), nested, ("Symbol", "Symbol")), ("IMPORTS", (), imports, ("File", "File")),
-        ("POSSIBLY_CALLS", (), calls, ("Symbol", "Symbol")),
-    ]  # fmt: skip
+    repo_id = batch.repo_id
     budget = cold_budget(conn)
-    if sum(row_bytes(rows) * len(rows) for _, _, rows, _ in tables) <= budget:
-        with conn.transaction(deletes=True):
-            delete_repo_code(conn, batch.repo_id)
-            for table, cols, rows, rel in tables:
-                _copy(conn, table, cols, rows, rel)
-    else:
-        counts["transactions"] = _write_cold_chunked(conn, batch.repo_id, tables, budget)
-    counts.update(files=len(files), symbols=len(symbols), imports=len(imports), calls=len(calls))
-    expected = {"files": len(files), "symbols": len(symbols), "hasFile": len(files),
-                "contains": len(top) + len(nested), "imports": len(imports), "calls": len(calls)}  # fmt: skip
-    if FAULTS.pop("phantom-edge", None) and files:  # debug.damage_next_build: what Kuzu's damaged storage shows
+    ids = {path: ids_of(repo_id, facts) for path, facts in batch.changed.items()}
+    file_ids = {file_id(repo_id, facts.path) for facts in batch.changed.values()}
+    symbol_ids = {sid for found in ids.values() for sid in found}
+    dropped: list[tuple[Any, ...]] = []
+    tmp = conn.store.tmp_dir
+    tables = [ColdRows(tmp, table, cols, rel, budget) for table, cols, rel in COLD_TABLES]
+    files, symbols, has_file, top, nested, imports, calls = tables
+    try:
+        seen_files: set[str] = set()
+        seen_symbols: set[str] = set()
+        seen_top: set[str] = set()
+        seen_nested: set[str] = set()
+        with gcpause.Windows() as gc_window:  # (each file's rows are short-lived; the id sets are kept)
+            for path, facts in batch.changed.items():
+                res = batch.resolutions.get(path) or FileResolution(path)
+                row = file_row(repo_id, facts, batch.stats.get(path, FileStat()))
+                if row[0] not in seen_files:  # a duplicate key would fail the whole COPY: the first one is kept
+                    seen_files.add(row[0])
+                    files.add(row)
+                    has_file.add((repo_id, row[0]))
+                found = ids[path]
+                for row in symbol_rows(repo_id, facts, res.stored_unresolved(), found):
+                    if row[0] not in seen_symbols:
+                        seen_symbols.add(row[0])
+                        symbols.add(row)
+                t, n = contains_rows(repo_id, facts, found)
+                for made, seen, out, src in ((t, seen_top, top, file_ids), (n, seen_nested, nested, symbol_ids)):
+                    for row in made:  # one parent per symbol (column 1), both ends written
+                        if row[1] not in seen:
+                            seen.add(row[1])
+                            _add_within(out, row, src, symbol_ids, dropped)
+                i, c = edge_rows(repo_id, res)
+                for row in i:
+                    _add_within(imports, row, file_ids, file_ids, dropped)
+                for row in c:
+                    _add_within(calls, row, symbol_ids, symbol_ids, dropped)
+                gc_window.tick()
+        _report_dropped(repo_id, dropped, counts)
+        if FAULTS.pop("dangling-edge", None) and seen_symbols:
+            calls.add((next(iter(seen_symbols)), "no-such-symbol", 1, "test-fault", 1.0))  # debug.fail_next_build
+        for rows in tables:
+            rows.close()
+        if sum(rows.bytes for rows in tables) <= budget:
+            with conn.transaction(deletes=True):
+                delete_repo_code(conn, repo_id)
+                for rows in tables:
+                    rows.copy(conn)
+        else:
+            counts["transactions"] = _write_cold_chunked(conn, repo_id, tables, budget)
+    finally:
+        for rows in tables:
+            rows.discard()
+    counts.update(files=files.count, symbols=symbols.count, imports=imports.count, calls=calls.count)
+    expected = {"files": files.count, "symbols": symbols.count, "hasFile": has_file.count,
+                "contains": top.count + nested.count, "imports": imports.count, "calls": calls.count}  # fmt: skip
+    if FAULTS.pop("phantom-edge", None) and files.count:  # debug.damage_next_build: what Kuzu's damaged storage shows
+        first = next(iter(seen_files))
         with conn.transaction():
             conn.execute("MATCH (r:Repository {id: $r}), (f:File {id: $f}) CREATE (r)-[:HAS_FILE]->(f)",
-                         {"r": batch.repo_id, "f": files[0][0]})  # fmt: skip
-    problems = verify_counts(conn, batch.repo_id, expected)
+                         {"r": repo_id, "f": first})  # fmt: skip
+    problems = verify_counts(conn, repo_id, expected)
     if problems:
         raise GraphDamaged(f"the graph written does not hold what was written: {'; '.join(problems)}")
     return counts
 
 
-# What one cold-write transaction may hold, in the rows' own bytes (`row_bytes`). Kuzu 0.11.3 keeps a
+# The tables of a cold write, in the order they are copied (nodes before the edges between them).
+COLD_TABLES: tuple[tuple[str, Sequence[str], tuple[str, str] | None], ...] = (
+    ("File", FILE_COLS, None), ("Symbol", SYMBOL_COLS, None), ("HAS_FILE", (), ("Repository", "File")),
+    ("CONTAINS", (), ("File", "Symbol")), ("CONTAINS", (), ("Symbol", "Symbol")), ("IMPORTS", (), ("File", "File")),
+    ("POSSIBLY_CALLS", (), ("Symbol", "Symbol")),
+)  # fmt: skip
+
+
+def _add_within(
+    out: ColdRows, row: tuple[Any, ...], src: set[Any], dst: set[Any], dropped: list[tuple[Any, ...]]
+) -> None:
+    """An edge is written when its two ends are (Kuzu fails a whole COPY on one missing end)."""
+    if row[0] in src and row[1] in dst:
+        out.add(row)
+    else:
+        dropped.append(row)
+
+
+class ColdRows:
+    """One table's rows of a cold write, streamed to CSV files of at most `budget` bytes each (a part is one
+    transaction's worth when the write is chunked). The files live in the store's temporary directory until
+    `discard`."""
+
+    CHECK_EVERY = 256  # rows between looks at the part's size
+
+    def __init__(self, tmp_dir: str, table: str, cols: Sequence[str], rel: tuple[str, str] | None, budget: int):
+        self.tmp_dir, self.table, self.cols, self.rel, self.budget = tmp_dir, table, cols, rel, budget
+        self.parts: list[str] = []
+        self.count = 0
+        self.bytes = 0  # of the closed parts
+        self._fh: Any = None
+        self._writer: Any = None
+        self._in_part = 0
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        if self._writer is None:
+            fd, name = tempfile.mkstemp(prefix=f"nexus-{self.table}-", suffix=".csv", dir=self.tmp_dir)
+            self.parts.append(name)
+            self._fh = os.fdopen(fd, "w", newline="", encoding="utf-8", errors="surrogateescape")
+            self._writer = csv.writer(self._fh)
+            self._in_part = 0
+        self._writer.writerow(row)
+        self.count += 1
+        self._in_part += 1
+        if self._in_part % self.CHECK_EVERY == 0 and self._fh.tell() >= self.budget:
+            self._close_part()
+
+    def _close_part(self) -> None:
+        if self._fh is not None:
+            self.bytes += self._fh.tell()
+            self._fh.close()
+        self._fh = self._writer = None
+
+    def close(self) -> None:
+        self._close_part()
+
+    def copy(self, conn: Conn, parts: Sequence[str] | None = None) -> None:
+        for name in self.parts if parts is None else parts:
+            conn.copy_csv(self.table, self.cols, name, self.rel)
+
+    def discard(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = self._writer = None
+        for name in self.parts:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        self.parts = []
+
+
+# What one cold-write transaction may hold, in bytes of its CSV rows (`ColdRows`). Kuzu 0.11.3 keeps a
 # transaction's copied pages in the buffer pool until COMMIT, so a COPY too big for the pool fails with "the buffer
 # pool is full" however it is split into statements; split into transactions it does not (each commit's pages
 # are checkpointed and can be evicted). Measured in the daemon on the kernel's fs/ (77k symbols, 40 MB of rows):
@@ -265,36 +331,26 @@ COLD_TX_MIN_BYTES = 1024 * 1024
 
 
 def cold_budget(conn: Conn) -> int:
-    """The row bytes one cold-write transaction may hold (see COLD_TX_POOL_SHARE)."""
+    """The CSV bytes one cold-write transaction may hold (see COLD_TX_POOL_SHARE)."""
     spare = conn.store.buffer_pool_bytes - COLD_TX_RESERVED_BYTES
     return max(COLD_TX_MIN_BYTES, spare // COLD_TX_POOL_SHARE)
 
 
-def row_bytes(rows: Sequence[tuple[Any, ...]], samples: int = 2_000) -> int:
-    """About what one of `rows` takes as column data (string lengths, 8 bytes per other value), from an even
-    sample of them: the rows of one table are alike, and a cold write's budget has room for a misestimate."""
-    if not rows:
-        return 0
-    picked = rows[:: max(1, len(rows) // samples)]
-    total = sum(len(v) if isinstance(v, str) else 8 for row in picked for v in row)
-    return max(1, total // len(picked))
-
-
-def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[Table], budget: int) -> int:
+def _write_cold_chunked(conn: Conn, repo_id: str, tables: list[ColdRows], budget: int) -> int:
     """A cold write too big for one transaction: the old graph goes and a marker is set (one transaction), the
-    nodes and then the edges are copied in transactions of at most `budget` bytes, and the marker goes with the
-    last one. Until then the repository's graph is partial, and says so: a sync that finds the marker (after a
-    kill, or a failed chunk) rebuilds from nothing (`repos.cold_write_pending`), and the registry marks the repository
-    damaged (stale) until that rebuild commits. Returns the number of transactions."""
+    nodes and then the edges are copied in transactions of at most `budget` bytes (one CSV part each), and the
+    marker goes with the last one. Until then the repository's graph is partial, and says so: a sync that finds
+    the marker (after a kill, or a failed chunk) rebuilds from nothing (`repos.cold_write_pending`), and the
+    registry marks the repository damaged (stale) until that rebuild commits. Returns the number of
+    transactions."""
     with conn.transaction(deletes=True):
         delete_repo_code(conn, repo_id)
         conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": COLD_WRITE_KEY + repo_id, "v": "writing"})
     n = 1
-    for table, cols, rows, rel in tables:
-        per_tx = max(1, budget // max(1, row_bytes(rows)))
-        for chunk in chunks(rows, per_tx):
+    for rows in tables:
+        for part in rows.parts:
             with conn.transaction():
-                _copy(conn, table, cols, chunk, rel)
+                rows.copy(conn, [part])
             n += 1
             if FAULTS.pop("kill-mid-cold-write", None):  # debug.kill_mid_cold_write: a kill -9 between commits
                 os.kill(os.getpid(), signal.SIGKILL)
