@@ -20,6 +20,10 @@ def main() -> None:
 @click.option("--readers", default=4, show_default=True, help="Reader threads (each has its own connection).")
 def run(log_to_terminal: bool, readers: int) -> None:
     """Serve in the foreground until SIGTERM or a `shutdown` request."""
+    from . import config
+    from .parse.gcpause import choose_allocator
+
+    choose_allocator(str(config.get("NEXUS_DAEMON_ALLOCATOR")))  # may execute this command again
     from .daemon import Daemon
 
     sys.exit(Daemon(paths.dirs(), log_to_terminal=log_to_terminal, readers=readers).run())

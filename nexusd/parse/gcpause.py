@@ -19,6 +19,7 @@ import functools
 import gc
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -92,6 +93,34 @@ def limit_arenas(count: int) -> bool:
     return bool(mallopt is not None and mallopt(M_ARENA_MAX, count) == 1)
 
 
+_REEXEC_MARK = "_NEXUS_ALLOCATOR_SET"  # set on the re-executed daemon only: its children get the user's environment
+
+
+def choose_allocator(allocator: str) -> None:
+    """Run this process on `allocator` ("malloc" or "pymalloc", `NEXUS_DAEMON_ALLOCATOR`): Python reads
+    PYTHONMALLOC only at start-up, so for "malloc" the daemon executes itself again, same pid and command line,
+    with PYTHONMALLOC=malloc, before it has a thread, a lock or a socket. A PYTHONMALLOC the user set wins. The
+    re-executed daemon takes the variable out of its environment again, so the processes it starts (parser
+    workers, the database builder) run on Python's default allocator, which is faster for their short lives.
+
+    Why: pymalloc hands a 1 MiB arena back only when nothing in it is alive, and the daemon's long-lived objects
+    (facts, symbol tables) are made among a cold index's short-lived ones: after the standard library's index,
+    ~120 MB of its arenas were empty pools kept by a few live ones (`pymalloc_stats`), where glibc's malloc gives
+    free pages back at the idle trim (`trim_heap`). Measured in ARCHITECTURE.md, "Memory at rest"."""
+    if os.environ.pop(_REEXEC_MARK, None) is not None:
+        os.environ.pop("PYTHONMALLOC", None)
+        return
+    if allocator != "malloc" or "PYTHONMALLOC" in os.environ or not sys.orig_argv:
+        return
+    env = {**os.environ, "PYTHONMALLOC": "malloc", _REEXEC_MARK: "1"}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(sys.executable, sys.orig_argv, env)
+    except OSError as exc:  # (no executable to run again: go on, on pymalloc)
+        log.warning("could not start again on malloc (%s); running on pymalloc", exc)
+
+
 @functools.cache
 def _libc_function(name: str) -> Any:
     """A C library function of this process (glibc's malloc controls), or None where there is no such function
@@ -108,8 +137,9 @@ def heap_census(top: int = 12) -> dict[str, Any]:
     `anonKB` groups /proc/self/smaps's Anonymous by mapping: `heap` (glibc's main arena), `pool` (mappings of
     1 GiB or more: Kuzu reserves its buffer pool as one), `arenas` (64 MiB mappings: glibc's per-thread arenas)
     and `other` (Python's 1 MiB object arenas, thread stacks, small mmaps). `malloc`: glibc's mallinfo2 (bytes in
-    use and free, over all arenas). `pyBlocks`: objects Python's allocator holds. `types`: the most numerous
-    object types the collector tracks."""
+    use and free, over all arenas). `pymalloc`: Python's small-object allocator
+    (`pymalloc_stats`). `pyBlocks`: objects Python's allocator holds. `types`: the most numerous object types the
+    collector tracks."""
     import collections
     import sys
 
@@ -154,10 +184,43 @@ def heap_census(top: int = 12) -> dict[str, Any]:
     return {
         "anonKB": anon,
         "malloc": malloc,
+        "pymalloc": pymalloc_stats(),
         "pyBlocks": sys.getallocatedblocks(),
         "tracked": sum(counts.values()),
         "types": dict(counts.most_common(top)),
     }
+
+
+def pymalloc_stats() -> dict[str, int]:
+    """Python's small-object allocator in KB, from `sys._debugmallocstats` (which writes to the C stderr, so
+    fd 2 points at a temporary file for the call): `arenasKB` mapped in 1 MiB arenas, `blocksKB` in live objects,
+    `freeBlocksKB` free in pools that hold live objects, `emptyPoolsKB` in pools with none. Arenas far above
+    the blocks, with few empty pools, is fragmentation: arenas kept by a few live objects each."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("ascii", "replace")
+    found: dict[str, int] = {}
+    for label, pattern in (("arenasKB", r"\d+ arenas \* \d+ bytes/arena\s+=\s+([\d,]+)"),
+                           ("blocksKB", r"# bytes in allocated blocks\s+=\s+([\d,]+)"),
+                           ("freeBlocksKB", r"# bytes in available blocks\s+=\s+([\d,]+)"),
+                           ("emptyPoolsKB", r"\d+ unused pools \* \d+ bytes\s+=\s+([\d,]+)")):  # fmt: skip
+        m = re.search(pattern, text)
+        if m:
+            found[label] = int(m.group(1).replace(",", "")) // 1024
+    m = re.search(r"# arenas highwater mark\s+=\s+([\d,]+)", text)
+    if m:
+        found["arenasHighwater"] = int(m.group(1).replace(",", ""))
+    return found
 
 
 def _malloc_arenas() -> int:

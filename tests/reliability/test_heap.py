@@ -38,3 +38,43 @@ def test_the_daemon_keeps_to_two_malloc_arenas(tmp_path: Path) -> None:
     # glibc's default on the same work: more arenas (else this test could not tell the cap from no cap).
     default = _arenas_after_work(tmp_path / "default", {"NEXUS_MALLOC_ARENAS": "0"})
     assert default["arenas"] > 2, default
+
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(x) for x in (task / "children").read_text().split()]
+    return kids
+
+
+def _on_allocator(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """(what `debug.heap` says of pymalloc, the environments the daemon's parser workers started with) after a
+    cold index that used the parser pool."""
+    root = str(make_py_repo(tmp_path, 40))
+    d = DaemonProcess(env={"NEXUS_NO_WATCH": "1", "NEXUS_PARSE_IDLE_S": "60", **env}).start()
+    try:
+        c = d.client(timeout=120)
+        c.request("index", {"repo": root})
+        heap = c.request("debug.heap")
+        assert d.proc is not None
+        workers = []
+        for kid in _children(d.proc.pid):
+            environ = Path(f"/proc/{kid}/environ").read_bytes().split(b"\0")
+            if b"multiprocessing" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                workers.append(dict(e.decode().split("=", 1) for e in environ if b"=" in e))
+        # the daemon that answers is the process the test started: it executed itself again under its pid
+        assert int(c.request("status")["daemon"]["pid"]) == d.proc.pid
+        return dict(heap["pymalloc"]), workers
+    finally:
+        d.stop()
+
+
+def test_the_daemon_runs_on_malloc_when_asked_and_its_parser_workers_on_pymalloc(tmp_path: Path) -> None:
+    pymalloc, workers = _on_allocator(tmp_path / "malloc", {"NEXUS_DAEMON_ALLOCATOR": "malloc"})
+    assert pymalloc == {}  # nothing in pymalloc's arenas: the daemon executed itself again on malloc
+    assert workers and all("PYTHONMALLOC" not in w and "_NEXUS_ALLOCATOR_SET" not in w for w in workers)
+    # The default, and a PYTHONMALLOC the user set, keep pymalloc (else the first assertion could not fail).
+    for name, env in (("default", {}), ("user", {"NEXUS_DAEMON_ALLOCATOR": "malloc", "PYTHONMALLOC": "pymalloc"})):
+        pymalloc, _ = _on_allocator(tmp_path / name, env)
+        assert pymalloc.get("blocksKB", 0) > 1000, (name, pymalloc)
