@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import config, textsplit
 from ..batch import CommittedBatch, FileData
@@ -90,6 +90,38 @@ class SyncReport:
         }
 
 
+class _Entry(NamedTuple):
+    """Where one file's facts are in a pack: its line."""
+
+    pack: Path
+    offset: int
+    length: int
+
+
+def _index_pack(pack: Path) -> dict[str, Any]:
+    """A pack's entries by digest, read a line at a time (`_Entry`: each is parsed when asked for, so a rebuild
+    never holds every file's facts as nested arrays at once). A pack of one line (written before entries had a
+    line each) is parsed whole. Raises ValueError when the pack is not whole (no closing line)."""
+    with open(pack, "rb") as fh:
+        first = fh.readline()
+        if first != b"{\n":
+            data = json.loads(first + fh.read())
+            if not isinstance(data, dict):
+                raise ValueError("not a map")
+            return data
+        out: dict[str, Any] = {}
+        offset = fh.tell()
+        for line in fh:
+            if line in (b"}\n", b"}"):
+                return out
+            end = line.find(b'"', 1)
+            if not line.startswith(b'"') or end < 0 or line[end + 1 : end + 2] != b":":
+                raise ValueError("not an entry")
+            out[line[1:end].decode("ascii")] = _Entry(pack, offset, len(line))
+            offset += len(line)
+    raise ValueError("truncated")
+
+
 class FactsCache:
     """Extracted facts on disk, keyed by content hash, as JSON arrays (`parse.facts.facts_to_plain`): a
     format that decodes only to data, so whatever can write this directory cannot run code in the daemon, and
@@ -106,20 +138,19 @@ class FactsCache:
     def __init__(self, root: Path):
         self.root = root / f"facts-v{FACTS_CACHE_VERSION}"
         self._packs: dict[str, Any] | None = None
+        self._open: dict[Path, Any] = {}  # pack -> its file, while a rebuild reads entries
         self.discarded: list[str] = []  # packs found damaged (status and logs say so)
 
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.json"
 
     def _load_packs(self) -> dict[str, Any]:
+        """digest -> where its entry is in a pack (`_Entry`), or the entry itself for a pack of one line."""
         if self._packs is None:
             self._packs = {}
             for pack in sorted(self.root.glob("pack-*.json")):
                 try:
-                    data = json.loads(pack.read_bytes())
-                    if not isinstance(data, dict):
-                        raise ValueError("not a map")
-                    self._packs.update(data)
+                    self._packs.update(_index_pack(pack))
                 except (OSError, ValueError, RecursionError) as exc:
                     log.warning("facts cache pack %s is damaged (%s): moved aside, its files are parsed again", pack, exc)
                     self.discarded.append(pack.name)
@@ -131,6 +162,17 @@ class FactsCache:
 
     def release(self) -> None:
         self._packs = None
+        for fh in self._open.values():
+            fh.close()
+        self._open.clear()
+
+    def _read_entry(self, entry: _Entry) -> Any:
+        fh = self._open.get(entry.pack)
+        if fh is None:
+            fh = self._open[entry.pack] = open(entry.pack, "rb")  # noqa: SIM115 - kept until `release`
+        fh.seek(entry.offset)
+        line = fh.read(entry.length)
+        return json.loads(line[line.index(b":") + 1 :].rstrip(b",\n"))
 
     def put_many(self, items: list[FileFacts]) -> None:
         items = [f for f in items if f.hash and not f.hash.startswith("skipped:")]
@@ -148,14 +190,16 @@ class FactsCache:
             target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.json"
             tmp = target.with_suffix(".tmp")
             with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                # dumps, not dump: `json.dump` runs the pure-Python encoder (only one-shot encoding uses the C
-                # one), which was ~3.5x slower for the same text.
-                plain: dict[str, Any] = {}
-                with gcpause.Windows() as gc_window:  # a cold index's facts as nested arrays, all kept
-                    for f in items:
-                        plain[f.hash] = facts_to_plain(f)
-                        gc_window.tick()
-                fh.write(json.dumps(plain, separators=(",", ":")))
+                # One JSON object, written entry by entry, one entry per line (`_index_pack` reads them one at
+                # a time): a file's facts as nested arrays are short-lived, where the whole pack as one value was
+                # as many objects as the facts themselves, made beside the daemon's long-lived ones while it
+                # settles after a cold index. (dumps, not dump: `json.dump` runs the pure-Python encoder, ~3.5x
+                # slower for the same text.) A hash twice: the last wins, as it did in a dict.
+                fh.write("{\n")
+                for n, f in enumerate(items):
+                    fh.write((",\n" if n else "") + json.dumps(f.hash) + ":")
+                    fh.write(json.dumps(facts_to_plain(f), separators=(",", ":")))
+                fh.write("\n}\n")
             os.replace(tmp, target)
         except (OSError, ValueError) as exc:
             log.debug("facts cache pack write failed: %s", exc)
@@ -164,6 +208,11 @@ class FactsCache:
         if not digest:
             return None
         plain: Any = self._load_packs().get(digest)
+        if isinstance(plain, _Entry):
+            try:
+                plain = self._read_entry(plain)
+            except (OSError, ValueError, RecursionError):
+                return None
         if plain is None:
             try:
                 plain = json.loads(self._path(digest).read_bytes())
