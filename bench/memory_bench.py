@@ -8,8 +8,9 @@ Rows (each printed, all written to bench/results/memory_bench.json):
 - per corpus (default gen1k; gen5k, gen20k and stdlib on request — heavy, run them one at a time): parse-only
   wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
-  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, and the
-  first query after a restart;
+  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the
+  first query after a restart, and the RSS settled after the restarted daemon's first edit (which builds its
+  sync engine from the facts cache);
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
   the pool back), both given their paths as the watcher gives them;
@@ -313,7 +314,15 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             out["first_query_after_restart_s"] = round(first, 3)
             assert d.proc is not None
             out["rss_after_restart_query"] = {"daemon": mem_mb(d.proc.pid), "parsers": parsers(d.proc.pid)}
-        print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)
+            print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)
+            # A restarted daemon builds its sync engine (facts, symbol table) from the facts cache at its first
+            # edit: what a daemon started at login holds once it is used, settled like the reading above.
+            target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
+            target.write_text(target.read_text() + "\n\ndef memory_bench_restart_edit(x):\n    return x\n")
+            _, edit = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
+            out["first_edit_after_restart_s"] = round(edit, 3)
+            out["rss_settled_after_restart_edit"] = settled(d.proc.pid, since=time.monotonic())
+        print(f"[{name}] first edit after restart {edit:.2f}s; settled {out['rss_settled_after_restart_edit']}", flush=True)
     return out
 
 
