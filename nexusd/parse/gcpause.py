@@ -103,10 +103,12 @@ def choose_allocator(allocator: str) -> None:
     re-executed daemon takes the variable out of its environment again, so the processes it starts (parser
     workers, the database builder) run on Python's default allocator, which is faster for their short lives.
 
-    Why: pymalloc hands a 1 MiB arena back only when nothing in it is alive, and the daemon's long-lived objects
-    (facts, symbol tables) are made among a cold index's short-lived ones: after the standard library's index,
-    ~120 MB of its arenas were empty pools kept by a few live ones (`pymalloc_stats`), where glibc's malloc gives
-    free pages back at the idle trim (`trim_heap`). Measured in ARCHITECTURE.md, "Memory at rest"."""
+    Why one would: pymalloc hands a 1 MiB arena back only when nothing in it is alive, and the daemon's long-lived
+    objects (facts, symbol tables) are made among a cold index's short-lived ones: after the standard library's
+    index, ~120 MB of its arenas were empty pools kept by a few live ones (`pymalloc_stats`), where glibc's malloc
+    gives free pages back at the idle trim (`trim_heap`). Why it is not the default: on many small symbols and on
+    the kernel tree glibc's per-chunk overhead cost more than that, and every cold index was 20-30 % slower
+    (ARCHITECTURE.md, "Memory at rest")."""
     if os.environ.pop(_REEXEC_MARK, None) is not None:
         os.environ.pop("PYTHONMALLOC", None)
         return
@@ -193,9 +195,11 @@ def heap_census(top: int = 12) -> dict[str, Any]:
 
 def pymalloc_stats() -> dict[str, int]:
     """Python's small-object allocator in KB, from `sys._debugmallocstats` (which writes to the C stderr, so
-    fd 2 points at a temporary file for the call): `arenasKB` mapped in 1 MiB arenas, `blocksKB` in live objects,
-    `freeBlocksKB` free in pools that hold live objects, `emptyPoolsKB` in pools with none. Arenas far above
-    the blocks, with few empty pools, is fragmentation: arenas kept by a few live objects each."""
+    fd 2 points at a temporary file for the call; what another thread writes there meanwhile goes with it, which a
+    test-only op can afford): `arenasKB` mapped in 1 MiB arenas, `blocksKB` in live objects, `freeBlocksKB` free in
+    pools that hold live objects, `emptyPoolsKB` in pools with none. Arenas far above the blocks is
+    fragmentation: empty pools in arenas that a few live pools keep, or free blocks in half-used pools. Empty on
+    an interpreter running on malloc."""
     import re
     import tempfile
 
