@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -267,10 +268,12 @@ class RepoIndex:
         # name -> paths defining a function/method/class of that name (name-only fallback, change impact)
         self.definers: dict[str, dict[str, list[SymbolFact]]] = defaultdict(dict)
         self.referencers: dict[str, set[str]] = defaultdict(set)
-        self._refs_of: dict[str, set[str]] = {}
+        # What each file was indexed under, to take it out again (only iterated: a set of the table's `derived`,
+        # else a tuple, ~7x smaller than a set: the standard library's 6.4 MB -> 0.9 MB).
+        self._refs_of: dict[str, Collection[str]] = {}
         # Type dependencies (typedeps.py): mentioned name -> typed name -> how many files say so.
         self.type_users: dict[str, dict[str, int]] = defaultdict(dict)
-        self._type_users_of: dict[str, set[tuple[str, str]]] = {}
+        self._type_users_of: dict[str, Collection[tuple[str, str]]] = {}
         self.generation = 0
         # Every path set or removed, in order (`touched_since`); cleared, with a new epoch, when it outgrows them.
         self._touch_log: list[str] = []
@@ -312,12 +315,12 @@ class RepoIndex:
             if sym.kind in {"function", "method", "class"}:
                 self.definers[sym.name].setdefault(facts.path, []).append(sym)
         refs = table.derived[1] if table.derived is not None else _referenced(facts)
-        self._refs_of[facts.path] = refs
+        self._refs_of[facts.path] = refs if table.derived is not None else tuple(refs)
         for name in refs:
             self.referencers[name].add(facts.path)
         if facts.types:
             pairs = table.derived[2] if table.derived is not None else typedeps.dependents(facts)
-            self._type_users_of[facts.path] = pairs
+            self._type_users_of[facts.path] = pairs if table.derived is not None else tuple(pairs)
             for mentioned, typed in pairs:
                 users = self.type_users[mentioned]
                 users[typed] = users.get(typed, 0) + 1
@@ -369,7 +372,7 @@ class RepoIndex:
         return out
 
     def _unindex(self, path: str) -> None:
-        for mentioned, typed in self._type_users_of.pop(path, set()):
+        for mentioned, typed in self._type_users_of.pop(path, ()):
             users = self.type_users.get(mentioned)
             if users is not None and typed in users:
                 users[typed] -= 1
@@ -385,7 +388,7 @@ class RepoIndex:
                     by_path.pop(path, None)
                     if not by_path:
                         del self.definers[sym.name]
-        for name in self._refs_of.pop(path, set()):
+        for name in self._refs_of.pop(path, ()):
             paths = self.referencers.get(name)
             if paths is not None:
                 paths.discard(path)
