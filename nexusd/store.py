@@ -242,8 +242,7 @@ class Conn:
         self._copied = True
         with self._store.exclusive():
             if len(rows) >= COPY_VIA_CSV:
-                extra = f", from='{rel[0]}', to='{rel[1]}'" if rel else ""
-                return self._copy_csv(table, columns, rows, extra)
+                return self._copy_csv(table, columns, rows, rel)
             names = [f"c{i}" for i in range(len(rows[0]))]
             params = {"rows": [dict(zip(names, row, strict=True)) for row in rows]}
             ret = ", ".join(f"r.{n}" for n in names)
@@ -252,7 +251,9 @@ class Conn:
             self.execute(f"COPY {table}{cols} FROM (UNWIND $rows AS r RETURN {ret}){opts}", params)
             return len(rows)
 
-    def _copy_csv(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], extra: str) -> int:
+    def _copy_csv(
+        self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], rel: tuple[str, str] | None
+    ) -> int:
         fd, name = tempfile.mkstemp(prefix=f"nexus-{table}-", suffix=".csv", dir=self._store.tmp_dir)
         count = 0
         try:
@@ -262,7 +263,7 @@ class Conn:
                     writer.writerow(row)
                     count += 1
             if count:
-                self._copy_file(table, columns, name, extra)
+                self._copy_file(table, columns, name, rel)
         finally:
             os.unlink(name)
         return count
@@ -272,10 +273,11 @@ class Conn:
         (see `_copy`): the cold write streams its rows to such files before its transaction."""
         self._copied = True
         with self._store.exclusive():
-            self._copy_file(table, columns, name, f", from='{rel[0]}', to='{rel[1]}'" if rel else "")
+            self._copy_file(table, columns, name, rel)
 
-    def _copy_file(self, table: str, columns: Sequence[str], name: str, extra: str) -> None:
+    def _copy_file(self, table: str, columns: Sequence[str], name: str, rel: tuple[str, str] | None) -> None:
         cols = f"({', '.join(columns)})" if columns else ""
+        extra = f", from='{rel[0]}', to='{rel[1]}'" if rel else ""
         # parallel=false: a quoted newline (docstrings) breaks the parallel CSV reader; auto_detect=false:
         # sniffing the dialect from the first rows misreads later rows holding JSON.
         self.execute(

@@ -60,6 +60,7 @@ SOURCES: list[tuple[str, str, str]] = [
     ("handoff", "Handoff", "node.done, node.openItems, node.nextSteps, node.createdAt, node.usedCount, node.lastUsedAt"),
 ]
 TABLE_KIND = {table: kind for kind, table, _ in SOURCES}
+KIND_SOURCE = {kind: (table, projection) for kind, table, projection in SOURCES}
 
 
 @dataclass
@@ -141,7 +142,7 @@ def _columns(projection: str) -> list[str]:
 
 def search_document(kind: str, row: dict[str, Any]) -> dict[str, Any]:
     """The HistoryText row of a history node's row (as ingest writes it): what ranking and display need."""
-    projection = next(p for k, _, p in SOURCES if k == kind)
+    projection = KIND_SOURCE[kind][1]
     hit = _hit(kind, row["id"], row["repoId"], [row.get(col) for col in _columns(projection)])
     return {
         "id": row["id"], "kind": kind, "repoId": row["repoId"], "userId": row.get("userId") or "",
@@ -169,7 +170,7 @@ def memory_candidates(conn: Conn, scored: Sequence[tuple[str, str, float]], repo
         by_kind.setdefault(kind, []).append(node_id)
     rows: dict[str, list[Any]] = {}
     for kind, ids in by_kind.items():
-        _, table, projection = next(s for s in SOURCES if s[0] == kind)
+        table, projection = KIND_SOURCE[kind]
         for row in conn.rows(f"MATCH (node:{table}) WHERE node.id IN $ids RETURN node.id, {projection}", {"ids": ids}):
             rows[row[0]] = row[1:]
     hits = []

@@ -127,10 +127,7 @@ class FileFacts:
         for name in _FACTS_FIELDS:
             value = getattr(self, name)
             getter = _FLAT.get(name)
-            if isinstance(value, Packed):
-                state[name] = list(value.rows())
-            else:
-                state[name] = [getter[1](x) for x in value] if getter is not None else value
+            state[name] = list(_record_rows(value, getter[1])) if getter is not None else value
         return _restore_facts, (state,)
 
 
@@ -174,15 +171,14 @@ class Packed(Sequence[R], Generic[R]):
 
     @classmethod
     def of(cls, record: type[R], items: Sequence[R]) -> Packed[R]:
-        rows = items.rows() if isinstance(items, Packed) else tuple(map(_ROW_OF[record], items))
-        return cls(record, marshal.dumps(rows), len(rows))
+        return cls.from_rows(record, _record_rows(items, _ROW_OF[record]))
 
     @classmethod
     def from_rows(cls, record: type[R], rows: tuple[tuple[Any, ...], ...]) -> Packed[R]:
         return cls(record, marshal.dumps(rows), len(rows))
 
     def rows(self) -> tuple[tuple[Any, ...], ...]:
-        """The field tuples, in declaration order (`facts_to_plain` and the parser pipe write these)."""
+        """The field tuples, in declaration order (what `facts_to_plain` writes)."""
         rows: tuple[tuple[Any, ...], ...] = marshal.loads(self._blob)
         return rows
 
@@ -220,6 +216,11 @@ class Packed(Sequence[R], Generic[R]):
 
 
 _ROW_OF: dict[type, attrgetter[Any]] = {cls: getter for cls, getter in _FLAT.values()}
+
+
+def _record_rows(items: Sequence[Any], row: attrgetter[Any]) -> tuple[tuple[Any, ...], ...]:
+    """The field tuples of a list of records (`row` is the record class's getter), or of a `Packed` as stored."""
+    return items.rows() if isinstance(items, Packed) else tuple(map(row, items))
 
 
 def pack_facts(facts: FileFacts) -> FileFacts:
@@ -275,18 +276,14 @@ def facts_to_plain(f: FileFacts) -> list[Any]:
     of the cost of building a list per record (~0.7 CPU-s per 600 standard-library files before)."""
     return [
         f.path, f.language, f.role, f.hash, f.line_count,
-        list(map(_SYMBOL_ROW, f.symbols)), list(map(_IMPORT_ROW, f.imports)), _plain_rows(f.calls, _CALL_ROW),
-        _plain_rows(f.types, _TYPE_ROW), list(map(_DIAG_ROW, f.diagnostics)), dict(f.exports),
+        list(map(_SYMBOL_ROW, f.symbols)), list(map(_IMPORT_ROW, f.imports)), list(_record_rows(f.calls, _CALL_ROW)),
+        list(_record_rows(f.types, _TYPE_ROW)), list(map(_DIAG_ROW, f.diagnostics)), dict(f.exports),
     ]  # fmt: skip
 
 
 _SYMBOL_ROW, _IMPORT_ROW, _CALL_ROW, _TYPE_ROW, _DIAG_ROW = (
     _FLAT[name][1] for name in ("symbols", "imports", "calls", "types", "diagnostics")
 )
-
-
-def _plain_rows(items: Sequence[Any], row: attrgetter[Any]) -> list[Any]:
-    return list(items.rows()) if isinstance(items, Packed) else list(map(row, items))
 
 
 def _str(v: Any) -> str:

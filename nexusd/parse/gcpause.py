@@ -143,7 +143,6 @@ def heap_census(top: int = 12) -> dict[str, Any]:
     (`pymalloc_stats`). `pyBlocks`: objects Python's allocator holds. `types`: the most numerous object types the
     collector tracks."""
     import collections
-    import sys
 
     anon = {"heap": 0, "pool": 0, "arenas": 0, "other": 0}
     try:

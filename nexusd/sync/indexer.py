@@ -710,12 +710,15 @@ class RepoSync:
         index = RepoIndex(self.repo_id, Path(self.root))
         known = self.known if self.known is not None else graphwrite.known_files(conn, self.repo_id)
         missing: list[ParseTask] = []
-        for path, (digest, _size, _mtime) in known.items():
-            facts = self.cache.get(digest, path)  # for changed files: their *old* facts, by the old hash
-            if facts is not None:
-                self.facts[path] = intern_facts(facts)
-            elif path not in skip:
-                missing.append(ParseTask(path))
+        try:
+            for path, (digest, _size, _mtime) in known.items():
+                facts = self.cache.get(digest, path)  # for changed files: their *old* facts, by the old hash
+                if facts is not None:
+                    self.facts[path] = intern_facts(facts)
+                elif path not in skip:
+                    missing.append(ParseTask(path))
+        finally:
+            self.cache.release()  # (the packs' entries and open files: only this loop reads them)
         if missing:
             progress({"phase": "rebuild-table", "message": f"re-extracting {len(missing)} uncached files"})
             runner = inline(self.root, missing, MAX_FILE_BYTES) if len(missing) <= INLINE_MAX_FILES else self._pool().run(
@@ -731,7 +734,6 @@ class RepoSync:
             for facts in self.facts.values():
                 index.set_file(facts)
                 gc_window.tick()
-        self.cache.release()
         self.index = index
         return index
 
