@@ -101,3 +101,36 @@ def term_counts(text: str) -> dict[str, int]:
 def query_terms(text: str) -> list[str]:
     """Distinct terms of a query, in order of first appearance."""
     return list(dict.fromkeys(terms(text)))
+
+
+# What a question asks for, from its English form alone (before stopwords drop the words that say it). "How do
+# I ...", "show me ...", "is there a way ..." ask how to use the code: a doc section answers. "When did ...",
+# "which commit ...", "why was ... removed", "... first added" ask about a change: a commit (or the changelog
+# bullet that records it) answers. Most queries say neither, and rank as they did.
+_DOC_INTENT = re.compile(
+    r"(?ix)^\W*(?:"
+    r"how\s+(?:do|can|should|would|could|to|does\s+one|do\s+you|can\s+you)\b"
+    r"|show\s+me\b|is\s+there\s+(?:a|any)\s+(?:way|option|setting|example)\b"
+    r"|(?:can|could|should|must)\s+i\b|do\s+i\s+(?:need|have)\b"
+    r"|where\s+(?:do|can|should)\s+i\b|what\s+(?:is|are)\s+(?:the\s+)?(?:best|recommended|right)\b"
+    r"|(?:explain|describe|example\s+of)\b"
+    r")"
+)
+_HISTORY_INTENT = re.compile(
+    r"(?ix)\b(?:"
+    r"when\s+(?:did|was|were|has|have|had)\b|since\s+when\b"
+    r"|(?:which|what)\s+(?:commit|change|pr|pull\s+request|patch|release|version)\b"
+    r"|who\s+(?:added|changed|removed|wrote|introduced|broke|fixed)\b"
+    r"|why\s+(?:did|was|were|had)\b"
+    r"|(?:first|originally)\s+(?:added|introduced|written)\b"
+    r"|(?:got|been|was|were)\s+(?:fixed|removed|dropped|reverted|renamed|deprecated|changed)\b"
+    r"|stop(?:ped)?\s+\w+ing\b|used\s+to\b|no\s+longer\b"
+    r")"
+)
+
+
+def intent(text: str) -> str:
+    """'doc' for a how-to question, 'history' for a question about a change, '' for neither (or both)."""
+    doc = bool(_DOC_INTENT.search(text or ""))
+    history = bool(_HISTORY_INTENT.search(text or ""))
+    return "doc" if doc and not history else "history" if history and not doc else ""

@@ -24,7 +24,9 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 0.9 (a changelog bullet 0.75 times the commits' recency mapping of the time the bullet was committed,
                 see history/changelog.py; a table of contents 0.5) times 1 + 0.15 * the idf share of the query
                 held by the section's heading path; turns 0.9. Every prior lies in [0.35, 1.04]: old history
-                and release bookkeeping rank lower but are never absent.
+                and release bookkeeping rank lower but are never absent. A question whose form says what it
+                wants (analysis.intent: "how do I ..." -> doc sections, "when did ..." / "which commit ..." ->
+                commits and changelog bullets) gives that kind INTENT_PRIOR (x1.5); most say neither.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from nexusd.history import changelog
 from nexusd.history.rank import Hit
-from nexusd.retrieve.analysis import query_terms, terms
+from nexusd.retrieve.analysis import intent, query_terms, terms
 from nexusd.retrieve.index import Doc, RepoState, Shard, index_for
 
 if TYPE_CHECKING:
@@ -74,6 +76,8 @@ EXPAND_WEIGHT = 0.3  # what an added term weighs beside one of the query's own
 DIFF_FLOOR = 0.5  # an old diff's weight as evidence (diff_weight) is bounded below, like every prior
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 SUBJECT_WEIGHT = 0.3  # a commit whose subject line holds the query's terms: up to x1.3 (a doc's heading: x1.15)
+INTENT_PRIOR = 1.5  # what the question's form asks for (analysis.intent): doc sections for "how do I ...",
+# commits and changelog bullets for "when did ..."
 
 
 def _matched(doc: Doc, q: Sequence[str]) -> set[str]:
@@ -372,8 +376,18 @@ def search(
         return _search(conn, st, text, q, repo_id, user_id, kinds, memory, notes, t0)
 
 
+def _asked(hit: Hit, asks: str) -> bool:
+    """Whether `hit` is the kind of answer the question's form asks for (analysis.intent)."""
+    if asks == "history":
+        return hit.kind == "commit" or (hit.kind == "doc" and is_changelog(str(hit.data.get("path") or "")))
+    if asks == "doc":
+        return hit.kind == "doc" and not is_changelog(str(hit.data.get("path") or ""))
+    return False
+
+
 def _rank(
-    st: RepoState, q: Sequence[str], want: set[str], user_id: str, repo_id: str, memory: list[Hit] | None
+    st: RepoState, q: Sequence[str], want: set[str], user_id: str, repo_id: str, memory: list[Hit] | None,
+    asks: str = "",
 ) -> tuple[list[Hit], list[str], list[list[Hit]], dict[str, Doc], dict[str, str]]:
     """Every pool for the terms, fused: (hits best first, pool names, pools, commit id -> its best change,
     commit id -> the changelog bullet citing it)."""
@@ -404,6 +418,8 @@ def _rank(
         for rank, hit in enumerate(ranked, 1):
             hit.repo_id = repo_id
             hit.score = hit.relevance**2 / (K + rank) * hit.prior
+            if asks and _asked(hit, asks):
+                hit.score *= INTENT_PRIOR
             hit.relevance = round(hit.relevance, 4)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
@@ -447,13 +463,16 @@ def _search(
     want = (
         set(kinds) if kinds else {"commit", "change", "doc", "shell", "turn", "fact", "procedure", "handoff"}
     )
-    hits, names, lists, evidence, bullets = _rank(st, q, want, user_id, repo_id, memory)
+    asks = intent(text)
+    if asks:
+        notes["asks"] = asks
+    hits, names, lists, evidence, bullets = _rank(st, q, want, user_id, repo_id, memory, asks)
     if expand_enabled() and len(q) >= 2:
         extra = expansion(st, q, hits)
         if extra:
             notes["expanded"] = extra
             expanded = Terms([*q, *extra], dict.fromkeys(extra, EXPAND_WEIGHT))
-            hits, names, lists, evidence, bullets = _rank(st, expanded, want, user_id, repo_id, memory)
+            hits, names, lists, evidence, bullets = _rank(st, expanded, want, user_id, repo_id, memory, asks)
     hits.sort(key=lambda h: (-h.score, h.id))
     top = hits[:FINISH]
     for hit in top:

@@ -52,3 +52,17 @@ def test_release_commits_are_told_from_commits_that_mention_a_version() -> None:
         assert is_release(f"commit 0123456789 (Dev): {subject}"), subject
     for subject in ("Add CHANGELOG.md entry for 0.70.1", "drop Python 3.8 support", "3.9 fixes", "release notes"):
         assert not is_release(f"commit 0123456789 (Dev): {subject}"), subject
+
+
+def test_intent_is_read_from_the_form_of_the_question() -> None:
+    from nexusd.retrieve.analysis import intent
+
+    for text in ("how do I mount a sub-application?", "How can I stream a response", "show me a minimal server",
+                 "is there a way to skip the cache?", "can I pass a timeout per request?"):  # fmt: skip
+        assert intent(text) == "doc", text
+    for text in ("when did the cache stop expiring?", "which commit removed the legacy parser",
+                 "why was the retry loop dropped?", "when were type hints first added to Url",
+                 "the loader no longer accepts bytes"):  # fmt: skip
+        assert intent(text) == "history", text
+    for text in ("upload fails with 413", "retry budget", "how do I find out when did it change?", ""):
+        assert intent(text) == "", text  # neither, or both: no preference

@@ -176,3 +176,26 @@ def test_a_changelog_bullet_citing_a_commits_number_speaks_for_that_commit(
         assert "changelog: CHANGELOG.md:5" in hits[0]["text"]
         assert any(h["kind"] == "doc" and h["path"] == "CHANGELOG.md" for h in hits)  # the bullet stays
         assert ask(c, repo, "resize", kinds=["commit"])[0].get("noteId") is not None
+
+
+GUIDE = """# Guide
+
+## Retry budget
+Set the retry budget for uploads in the settings file; the client retries a failed upload that many times.
+"""
+
+
+def test_the_form_of_a_question_picks_the_kind_of_answer(daemon: DaemonProcess, new_repo: Factory) -> None:
+    """The same words, asked two ways: "how do I ..." wants the doc section, "when did ..." the commit."""
+    repo = new_repo(files={"docs/guide.md": GUIDE})
+    commit(repo, "set the retry budget for uploads in the settings file",
+           {"settings.py": "RETRY_BUDGET = 3\n"}, when=1_700_000_000)  # fmt: skip
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        how = c.request("query", {"repo": str(repo), "text": "how do I set the retry budget for uploads?"})
+        when = c.request("query", {"repo": str(repo), "text": "when did we set the retry budget for uploads?"})
+        plain = c.request("query", {"repo": str(repo), "text": "retry budget for uploads"})
+    assert how["retrieval"]["asks"] == "doc" and how["results"][0]["kind"] == "doc", how["results"][:2]
+    assert when["retrieval"]["asks"] == "history" and when["results"][0]["kind"] == "commit", when["results"][:2]
+    assert "asks" not in plain["retrieval"]
