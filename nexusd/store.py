@@ -733,7 +733,10 @@ class Store:
             proc = _run_child(
                 "from nexusd.store import build_from_export\n"
                 "build_from_export(sys.argv[1], sys.argv[2], int(sys.argv[3]))\n",
-                [str(work), str(new), str(min(self._buffer_pool_mb, 64))],
+                # The daemon's own pool: the rows it holds are the rows the copy loads. With 64 MB, copying a
+                # whole history's diffs (a 180 MB file, 93 MB of it live) failed with "the buffer pool is full",
+                # so a file full of history was never compacted. The child's memory goes when it exits.
+                [str(work), str(new), str(self._buffer_pool_mb)],
                 timeout=COMPACT_TIMEOUT_S,
             )
             if proc.returncode != 0 or os.path.exists(str(new) + ".wal"):

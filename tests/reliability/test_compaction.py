@@ -347,3 +347,31 @@ def test_a_cold_index_is_followed_by_a_reopen(tmp_path: Path) -> None:
         assert c.request("status")["health"]["compaction"]["reopens"] == 1
     finally:
         d.cleanup()
+
+
+def test_a_file_full_of_history_text_can_be_compacted(tmp_path: Path) -> None:
+    """The child that rebuilds the file loads the same rows the daemon holds: with a 64 MB pool of its own,
+    copying 6,000 diffs of ~2 KB (a 36 MB file) back failed ("the buffer pool is full"), so a file holding a
+    repository's history was never compacted."""
+    import random
+
+    store = Store(tmp_path / "g.kuzu", compact_min_mb=0)  # the daemon's default pool
+    store.open()
+    store.ensure_schema()
+    c = store.connect()
+    cols = [r[1] for r in c.rows("CALL table_info('HistoryText') RETURN *")]
+    rnd = random.Random(1)
+    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 9))) for _ in range(5000)]
+
+    def text() -> str:
+        return " ".join(rnd.choice(words) for _ in range(330))
+
+    values = {"repoId": "r1", "kind": "change", "meta": "{}", "userId": "", "signal": 0.5, "at": 1.0}
+    rows = [[{**values, "id": f"h{i:06d}", "parent": f"commit:{i // 3}", "searchText": text(), "shown": text()}
+             .get(col, "") for col in cols] for i in range(6000)]  # fmt: skip
+    with c.transaction():
+        c.copy_nodes("HistoryText", cols, rows)
+    c.execute("CHECKPOINT")
+    assert store.compact(c), store.compactions.get("lastError")
+    assert c.scalar("MATCH (n:HistoryText) RETURN count(*)") == 6000
+    store.close()
