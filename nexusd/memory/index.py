@@ -39,7 +39,7 @@ class Doc:
     label: str
     user: str
     repo: str
-    tf: dict[str, int]
+    terms: tuple[str, ...]  # its distinct terms (the counts are in the shard's postings)
     length: int
     created: float
     used: int
@@ -77,14 +77,14 @@ class MemoryIndex:
                 label=label,
                 user=key[0],
                 repo=key[1],
-                tf=dict(tf),
+                terms=tuple(tf),
                 length=sum(tf.values()),
                 created=props.get("createdAt") or 0.0,
                 used=props.get("usedCount") or 0,
                 last_used=props.get("lastUsedAt"),
                 item=item,
             )
-            shard.add(doc)
+            shard.add(doc, dict(tf))
             self._where[doc.id] = key
 
     def remove(self, node_id: str) -> None:

@@ -80,6 +80,14 @@ def _raw_terms(raw: str) -> tuple[str, ...]:
     return _word_terms(word) if word else ()
 
 
+def clear_caches() -> None:
+    """Let the per-word caches go (a history build fills them with every word of every diff: ~12 MB for three
+    repositories' whole history); queries refill them with their own few words."""
+    stem.cache_clear()
+    _word_terms.cache_clear()
+    _raw_terms.cache_clear()
+
+
 def terms(text: str) -> list[str]:
     """Index terms of `text`, in order, with repeats (term frequency counts)."""
     out: list[str] = []

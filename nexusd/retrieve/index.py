@@ -25,7 +25,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from nexusd.history import changelog
-from nexusd.retrieve.analysis import term_counts
+from nexusd.retrieve.analysis import clear_caches, term_counts
 
 if TYPE_CHECKING:
     from nexusd.store import Conn
@@ -47,16 +47,16 @@ class Doc:
     at: float
     shown: str
     meta: str
-    tf: dict[str, int]
+    terms: tuple[str, ...]  # its distinct terms (the counts are in the shard's postings)
     length: int
     boost: float = 1.0  # test files, lock files and huge patches count for less (see `boost_of`)
 
 
 class Indexed(Protocol):
-    """What a shard needs of a document: its id, term counts, length and boost."""
+    """What a shard needs of a document: its id, distinct terms, length and boost."""
 
     id: str
-    tf: dict[str, int]
+    terms: tuple[str, ...]
     length: int
     boost: float
 
@@ -67,7 +67,10 @@ D = TypeVar("D", bound=Indexed)
 @dataclass
 class Shard(Generic[D]):
     """A BM25 inverted index over documents of one statistics domain; history (`Doc`) and memory
-    (`nexusd.memory.index.Doc`) both keep their shards in it."""
+    (`nexusd.memory.index.Doc`) both keep their shards in it. A term's count in a document is kept once, in
+    the postings; the document keeps only the tuple of its distinct terms (to leave the postings when it goes),
+    which a dict of counts per document would have doubled (22 MB of 113 for three repositories' whole history
+    with every diff)."""
 
     docs: dict[str, D] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -77,19 +80,28 @@ class Shard(Generic[D]):
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
     avg_snapshot: float = 0.0
 
-    def add(self, doc: D) -> None:
+    def add(self, doc: D, tf: dict[str, int]) -> None:
+        """Index `doc`, whose term counts are `tf` (its `terms` are their keys)."""
         self.docs[doc.id] = doc
         self.total_length += doc.length
-        for term, n in doc.tf.items():
+        for term, n in tf.items():
             self.postings.setdefault(term, {})[doc.id] = n
             self.weights.pop(term, None)
+
+    def held(self, doc_id: str, query: Iterable[str]) -> set[str]:
+        """The query terms the document holds."""
+        postings = self.postings
+        return {t for t in query if doc_id in postings.get(t, ())}
+
+    def count(self, doc_id: str, term: str) -> int:
+        return self.postings.get(term, {}).get(doc_id, 0)
 
     def remove(self, node_id: str) -> D | None:
         doc = self.docs.pop(node_id, None)
         if doc is None:
             return None
         self.total_length -= doc.length
-        for term in doc.tf:
+        for term in doc.terms:
             self.weights.pop(term, None)
             posting = self.postings.get(term)
             if posting is not None:
@@ -230,6 +242,7 @@ class HistoryIndex:
             else:  # built aside and swapped in, so readers never see a half-built shard
                 fresh = RepoState()
                 self._apply(conn, repo_id, fresh)
+                clear_caches()
                 with st.lock:
                     st.shards, st.ids, st.commit_of = fresh.shards, fresh.ids, fresh.commit_of
                     st.sections, st.newest, st.built = fresh.sections, fresh.newest, True
@@ -267,13 +280,17 @@ class HistoryIndex:
                 if new
                 else []
             )
+        # One string object per distinct kind, user and parent (a commit and each of its changes name the same
+        # parent): the store returns a new object per row.
+        same: dict[str, str] = {}
+        one = same.setdefault
         for rows in batches:
             for node_id, kind, user, text, signal, at, parent, shown, meta in rows:
                 tf = term_counts(text or "")
-                doc = Doc(node_id, kind, user or "", parent or node_id, float(signal or 0.5), float(at or 0),
-                          shown or "", meta or "", tf, sum(tf.values()))  # fmt: skip
+                doc = Doc(node_id, one(kind, kind), one(user or "", user or ""), one(parent or node_id, parent or node_id),
+                          float(signal or 0.5), float(at or 0), shown or "", meta or "", tuple(tf), sum(tf.values()))  # fmt: skip
                 doc.boost = boost_of(doc)
-                st.shards.setdefault(kind, Shard[Doc]()).add(doc)
+                st.shards.setdefault(kind, Shard[Doc]()).add(doc, tf)
                 st.ids[node_id] = kind
                 if kind == "commit":
                     st.commit_of[doc.parent] = node_id

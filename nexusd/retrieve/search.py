@@ -11,7 +11,7 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 of the commit in the user's words: + NOTE_WEIGHT/(K + the bullet's rank among such bullets),
                 its matched terms count towards the commit's coverage, and the commit shows its best lines
                 (the bullet stays a doc result of its own too). w (diff_weight) is 1 for the latest
-                NEXUS_HISTORY_PATCHES commits with diffs and falls towards 0.5 further back; the diff's terms
+                RECENT_DIFFS (200) commits with diffs and falls towards 0.5 further back; the diff's terms
                 count towards the commit's coverage at that weight too. Changes to test files (x0.5), lock
                 files (x0.3) and huge patches (down to x0.5) count for less inside the change pool.
     fusion      every pool is one ranked list; a result's relevance is 1/(K + its rank in its pool) times
@@ -74,14 +74,15 @@ FEEDBACK_DOCS = 3  # pseudo-relevance feedback (NEXUS_QUERY_EXPAND): the first p
 EXPAND_TERMS = 4  # terms added from them
 EXPAND_WEIGHT = 0.3  # what an added term weighs beside one of the query's own
 DIFF_FLOOR = 0.5  # an old diff's weight as evidence (diff_weight) is bounded below, like every prior
+RECENT_DIFFS = 200  # the latest commits with diffs whose diffs count in full (diff_weight)
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 SUBJECT_WEIGHT = 0.3  # a commit whose subject line holds the query's terms: up to x1.3 (a doc's heading: x1.15)
 INTENT_PRIOR = 1.5  # what the question's form asks for (analysis.intent): doc sections for "how do I ...",
 # commits and changelog bullets for "when did ..."
 
 
-def _matched(doc: Doc, q: Sequence[str]) -> set[str]:
-    return {t for t in q if t in doc.tf}
+def _matched(shard: Shard[Doc], doc: Doc, q: Sequence[str]) -> set[str]:
+    return shard.held(doc.id, q)
 
 
 def _coverage(idf: dict[str, float], matched: set[str]) -> float:
@@ -200,14 +201,16 @@ def diff_order(st: RepoState) -> dict[str, int]:
 
 
 def _patch_window() -> int:
+    """The latest commits with diffs whose diffs count in full (diff_weight): RECENT_DIFFS, or fewer when fewer
+    are read with diffs (NEXUS_HISTORY_PATCHES)."""
     from nexusd.history import ingest
 
-    return max(1, ingest.patch_limit())
+    return max(1, min(RECENT_DIFFS, ingest.patch_limit()))
 
 
 def diff_weight(place: int | None, window: int) -> float:
-    """How much a commit's diff speaks for it, in [DIFF_FLOOR, 1]: 1 inside the patch window (the latest
-    `window` commits with diffs, NEXUS_HISTORY_PATCHES), then the part above the floor halves every `window`
+    """How much a commit's diff speaks for it, in [DIFF_FLOOR, 1]: 1 inside the recent window (the latest
+    `window` commits with diffs, RECENT_DIFFS), then the part above the floor halves every `window`
     commits further back. The message keeps its full weight. Without this, ingesting the whole history let
     every old commit's diff compete at full weight with the recent ones the default window describes, and
     answers got worse as history grew (ARCHITECTURE.md, "Diff weight")."""
@@ -266,16 +269,16 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
             msg = msgs.docs.get(cid) if cid else None
         if msg is None:
             continue  # a change whose commit is not stored (cannot happen through ingest)
-        matched = _matched(msg, q)
+        matched = _matched(msgs, msg, q)
         note: tuple[Doc, str] | None = entry.get("note")
         if note is not None:  # the bullet's own lines, not the rest of its section
             matched |= set(q).intersection(terms(note[1]))
         cov = _coverage(idf, matched)
         change: Doc | None = entry.get("change")
-        if change is not None and not is_changelog(str(_meta(change).get("path") or "")):
+        if change is not None and changes is not None and not is_changelog(str(_meta(change).get("path") or "")):
             # a changelog's diff repeats its bullets, which are docs of their own; a diff's own terms count at
             # the diff's weight (diff_weight)
-            cov += entry.get("diffWeight", 1.0) * _coverage(idf, _matched(change, q) - matched)
+            cov += entry.get("diffWeight", 1.0) * _coverage(idf, _matched(changes, change, q) - matched)
         meta = _meta(msg)
         text = _clip(msg.shown, COMMIT_MESSAGE_CHARS)
         data: dict[str, Any] = {**meta}
@@ -301,7 +304,7 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
     out: list[Hit] = []
     idf = _idf(shard, q)
     for doc, score in shard.search(q, POOL, user=user if kind in ("shell", "turn") else None, qweights=_qw(q)):
-        cov = _coverage(idf, _matched(doc, q))
+        cov = _coverage(idf, _matched(shard, doc, q))
         row = st.sections.get(doc.id) if kind == "doc" else None
         if row is not None and len(row[0]) > DOC_WINDOW_CHARS:  # what is shown is what answers
             _, shown = window(row[0], q, DOC_WINDOW_CHARS)
@@ -448,7 +451,8 @@ def expansion(st: RepoState, q: Sequence[str], hits: Sequence[Hit]) -> list[str]
         if shard is None or doc is None or not doc.length:
             continue
         used += 1
-        for term, tf in doc.tf.items():
+        for term in doc.terms:
+            tf = shard.count(doc.id, term)
             if term in asked or len(term) < 3 or term.isdigit() or len(shard.postings.get(term, ())) < 2:
                 continue
             scores[term] = scores.get(term, 0.0) + tf / doc.length * shard.idf(term)

@@ -81,3 +81,21 @@ def test_diff_weight_is_bounded() -> None:
     weights = [diff_weight(200 + 50 * i, 200) for i in range(100)]
     assert weights == sorted(weights, reverse=True)  # further back never weighs more
     assert DIFF_FLOOR <= min(weights) < DIFF_FLOOR + 1e-6
+
+
+def test_the_recent_window_does_not_grow_with_what_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading more diffs (NEXUS_HISTORY_PATCHES) must not make old diffs count in full: the window in which a
+    diff weighs 1 is the latest RECENT_DIFFS commits with diffs, or fewer when fewer are read."""
+    from nexusd import config
+    from nexusd.retrieve.search import RECENT_DIFFS, _patch_window
+
+    try:
+        monkeypatch.setenv("NEXUS_HISTORY_PATCHES", "5000")
+        config.reload()
+        assert _patch_window() == RECENT_DIFFS
+        monkeypatch.setenv("NEXUS_HISTORY_PATCHES", "50")
+        config.reload()
+        assert _patch_window() == 50
+    finally:
+        monkeypatch.undo()
+        config.reload()
