@@ -71,7 +71,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),
     Setting("NEXUS_SPOOL_INTERVAL", float, 30.0, "Seconds between ingests of the shell and git-hook spools.", "daemon"),
     Setting("NEXUS_HISTORY_COMMITS", int, 100_000, "Commits whose messages the first `history sync` reads (default: the whole history).", "daemon"),
-    Setting("NEXUS_HISTORY_PATCHES", int, 200, "The latest non-merge commits whose diffs are read; older commits keep their message.", "daemon"),
+    Setting("NEXUS_HISTORY_PATCHES", int, 5000, "The latest non-merge commits whose diffs are read; older commits keep their message.", "daemon"),
     Setting("NEXUS_QUERY_EXPAND", bool, False, "`query` adds terms from its first pass's best commits and docs (pseudo-relevance feedback) and ranks again.", "daemon"),
     Setting("NEXUS_HISTORY_TRANSCRIPTS", bool, False, "Ingest Claude Code transcripts on every `history sync`.", "daemon"),
     Setting("NEXUS_EMBED_URL", str, None, "OpenAI-style embeddings endpoint; with NEXUS_EMBED_MODEL, `query` adds vectors.", "daemon"),

@@ -61,7 +61,7 @@ def history() -> None:
 @history.command("sync")
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--limit", type=int, help="Commits to read on a first sync (default the whole history, NEXUS_HISTORY_COMMITS).")
-@click.option("--patches", type=int, help="Latest non-merge commits read with diffs (default 200, NEXUS_HISTORY_PATCHES).")
+@click.option("--patches", type=int, help="Latest non-merge commits read with diffs (default 5000, NEXUS_HISTORY_PATCHES).")
 @click.option("--no-git", is_flag=True, help="Skip git commits.")
 @click.option("--no-docs", is_flag=True, help="Skip Markdown/RST docs.")
 @click.option("--transcripts", is_flag=True, help="Opt in: also ingest Claude Code transcripts of this repository.")

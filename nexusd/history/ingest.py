@@ -8,7 +8,7 @@ module turns them into rows and writes them on the writer's connection, one tran
 - rows go in with `COPY ... FROM (UNWIND $rows ...)` in chunks, never UNWIND+MATCH (docs/field-notes.md, bulk loading).
 
 Git: the first sync reads the latest `limit` commits (default the whole history, `NEXUS_HISTORY_COMMITS`) as
-messages, and the latest `patches` non-merge commits (default 200, `NEXUS_HISTORY_PATCHES`; merges do not
+messages, and the latest `patches` non-merge commits (default 5,000, `NEXUS_HISTORY_PATCHES`; merges do not
 count) with their diffs; later syncs read only `cursor..HEAD`; the cursor lives on the Repository node and is trusted only while its commit is still stored
 (a code-layer rebuild drops history, and then the next sync starts over). When the cursor is no longer an
 ancestor of HEAD (rebase, reset), stored commits that HEAD cannot reach are pruned.
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_COMMIT_LIMIT = 100_000  # the whole history: messages are cheap
-DEFAULT_PATCH_COMMITS = 200  # the latest non-merge commits whose diffs are read
+DEFAULT_PATCH_COMMITS = 5000  # the latest non-merge commits whose diffs are read (NEXUS_HISTORY_PATCHES)
 CHUNK_ROWS = 1000
 CHANGE_SEARCH_CHARS = 2000  # how much of a patch is searchable (the stored patch is bounded by git.py)
 DOC_SUFFIXES = {".md": "md", ".markdown": "md", ".mdx": "md", ".rst": "rst"}

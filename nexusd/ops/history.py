@@ -101,7 +101,7 @@ class HistorySyncArgs(Args):
     limit: int | None = arg(None, minimum=1, maximum=100000,
                             description="Commits on a first sync (default: the whole history, NEXUS_HISTORY_COMMITS).")  # fmt: skip
     patches: int | None = arg(None, minimum=0, maximum=100000,
-                              description="Latest non-merge commits read with their diffs (default 200, NEXUS_HISTORY_PATCHES).")  # fmt: skip
+                              description="Latest non-merge commits read with their diffs (default 5000, NEXUS_HISTORY_PATCHES).")  # fmt: skip
     git: bool = arg(True)
     docs: bool = arg(True)
     shell: bool = arg(True)
