@@ -12,7 +12,7 @@ answering result among what `query` returns with its default limit and budget (w
 MRR@10, tokens (the packed results' token estimate), overall, per question style and per repository.
 
 Two rows: `default` (a first `history.sync` with the defaults: every commit's message, diffs for the latest
-200 non-merge commits) and `whole` (every commit with its diff: `limit` and `patches` 100000). Each row runs
+5,000 non-merge commits, `NEXUS_HISTORY_PATCHES`; 200 before 2026-12-05) and `whole` (every commit with its diff: `limit` and `patches` 100000). Each row runs
 in a fresh daemon. (Before the patch window existed, the default read the latest 200 commits, merges
 included, with diffs, and nothing older: the `history_eval_baseline*.json` rows.)
 
@@ -25,9 +25,12 @@ held out once; its failures have since been read and ranking changes measured on
 like questions.json. `questions_heldout2.json` is the held-out set: 60 questions over three other repositories
 (ripgrep, starlette, pluggy), drawn by `draw.py`'s rule, written and committed before NEXUS ingested them:
 `--questions questions_heldout2.json`. Its results have since been read, so it is a tuning set too.
-`questions_heldout3.json` is the held-out set now: 60 questions over express (linear commits, ~6,000), typer
-(squash merges) and marshmallow (PR merges + changelog), drawn by the same rule and committed before NEXUS
-ingested them: `--questions questions_heldout3.json`.
+`questions_heldout3.json`: 60 questions over express (linear commits, ~6,000), typer (squash merges) and
+marshmallow (PR merges + changelog), drawn by the same rule and committed before NEXUS ingested them; its failures
+have since been read, so it is a tuning set too. `questions_heldout4.json` is the held-out set now: 60 questions
+over black (squash merges), commander.js (PR merges + changelog) and attrs (linear commits), drawn by the same
+rule, written by a pass that read only the drawn commits and sections, committed before NEXUS ingested them, and
+read since only as aggregate scores: `--questions questions_heldout4.json`.
 
 Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
 Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
@@ -150,6 +153,8 @@ def run_row(
 
     from nexus_client import connect
 
+    from nexusd.history.ingest import patch_limit
+
     per_q: list[dict[str, Any]] = []
     ingest: dict[str, Any] = {}
     latencies: list[float] = []
@@ -184,7 +189,7 @@ def run_row(
             t1 = time.perf_counter()  # what git itself takes to print the same commits
             logs = [["log", "-p", "--unified=0", "-M", "--no-color", "HEAD"]] if row == "whole" else [
                 ["log", "--no-color", "HEAD"],
-                ["log", "-p", "--unified=0", "-M", "--no-color", "--no-merges", "--max-count=200", "HEAD"]]  # fmt: skip
+                ["log", "-p", "--unified=0", "-M", "--no-color", "--no-merges", f"--max-count={patch_limit()}", "HEAD"]]  # fmt: skip
             for log_args in logs:  # bytes: old patches need not be UTF-8
                 subprocess.run(["git", *log_args], cwd=root, check=True, capture_output=True)
             git_s = time.perf_counter() - t1
