@@ -186,7 +186,9 @@ def test_failed_extraction_is_isolated_and_retried(tmp_path: Path) -> None:
 
 
 def test_hanging_parse_is_killed_and_isolated(tmp_path: Path) -> None:
-    files = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(12)}
+    # 1.2 MB: more than the daemon parses inline, so the pool (which a hang cannot stall) runs them
+    pad = "# padding\n" * 10_000
+    files = {f"pkg/m{i}.py": f"{pad}def f{i}():\n    return {i}\n" for i in range(12)}
     repo = make_repo(tmp_path / "r", files)
     d = DaemonProcess(env={"NEXUS_FAULT_HANG": "pkg/m5.py", "NEXUS_PARSE_TIMEOUT": "1"}).start()
     try:

@@ -9,11 +9,13 @@ from nexusd.sync.parsepool import ParsePool, ParseTask
 from tests.helpers import DaemonProcess, wait_for
 
 
-def _write_repo(root: Path, files: int, tag: str = "") -> None:
+def _write_repo(root: Path, files: int, tag: str = "", pad: int = 0) -> None:
+    """`files` one-function modules, each with a `pad`-byte comment (to pass the daemon's inline byte bound)."""
     pkg = root / "pkg"
     pkg.mkdir(parents=True, exist_ok=True)
+    filler = "".join(f"# {'x' * 70}\n" for _ in range(pad // 73))
     for i in range(files):
-        (pkg / f"m{i}.py").write_text(f"def func_{i}{tag}(x):\n    return x + {i}\n")
+        (pkg / f"m{i}.py").write_text(f"{filler}def func_{i}{tag}(x):\n    return x + {i}\n")
 
 
 def _children(pid: int) -> list[int]:
@@ -73,14 +75,14 @@ def test_pool_keeps_warm_workers(tmp_path: Path) -> None:
 
 def test_daemon_parsers_exit_when_idle_and_next_sync_works(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _write_repo(repo, 30)
+    _write_repo(repo, 30, pad=40_000)  # 1.2 MB: more than parses inline
     d = DaemonProcess(env={"NEXUS_PARSE_IDLE_S": "1", "NEXUS_NO_WATCH": "1"}).start()
     try:
         with d.client() as c:
             r = c.request("index", {"repo": str(repo)}, timeout=120)
             assert r["written"]["symbols"] >= 30
             wait_for(lambda: not _parser_children(d.pid), timeout=30, what="parser processes to exit")
-            _write_repo(repo, 30, tag="_v2")  # more files than parse inline: the pool must come back
+            _write_repo(repo, 30, tag="_v2", pad=40_000)  # more than parses inline: the pool must come back
             r = c.request("sync", {"repo": str(repo)}, timeout=120)
             assert r["parsed"] == 30
             hits = c.request("locate", {"repo": str(repo), "query": "func_17_v2", "limit": 3})["results"]
@@ -120,3 +122,22 @@ def test_daemon_side_parser_is_built_after_a_pool_run(tmp_path: Path) -> None:
     before, after, parsed = out.stdout.split()
     assert (before, parsed) == ("0", "3")
     assert int(after) >= 1
+
+
+def test_a_small_repository_is_parsed_without_starting_parser_processes(tmp_path: Path) -> None:
+    """Starting the pool's processes costs more than parsing a few hundred KB here: a batch under the inline byte
+    bound parses in the daemon, so indexing a small repository leaves no parser process behind."""
+    from nexusd.sync.indexer import INLINE_MAX_FILES
+
+    repo = tmp_path / "repo"
+    _write_repo(repo, 10 * INLINE_MAX_FILES)  # many files, few bytes
+    d = DaemonProcess(env={"NEXUS_PARSE_IDLE_S": "600", "NEXUS_NO_WATCH": "1"}).start()
+    try:
+        with d.client() as c:
+            r = c.request("index", {"repo": str(repo)}, timeout=120)
+            assert r["written"]["symbols"] >= 10 * INLINE_MAX_FILES
+            assert not _parser_children(d.pid)  # a pool run would have left its workers (idle exit: 600 s)
+            hits = c.request("locate", {"repo": str(repo), "query": "func_17", "limit": 3})["results"]
+            assert hits and hits[0]["name"] == "func_17"
+    finally:
+        d.cleanup()
