@@ -66,6 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_GRAPH_CHECK_S", float, 60.0, "After a checkpoint that folded in deletes, the idle writer checks every graph's invariant counts, at most this often, in seconds (Kuzu can damage relationship storage there).", "daemon"),
     Setting("NEXUS_DAMAGE_REPEAT_S", float, 600.0, "A daemon that began by setting a damaged database aside does not set it aside again before it has been up this long, in seconds (damage so soon points at the write itself; a loop would never end).", "daemon"),
     Setting("NEXUS_MIN_FREE_MB", int, 64, "Writes are refused (`no_space`) while the data disk has less free space than this, in MB.", "daemon"),
+    Setting("NEXUS_SYNC_IDLE_S", float, 600.0, "A repository no sync needed for this long lets its symbol table go (its queries are unaffected; its next edit rebuilds the table from the facts cache, ~1.5 s for the standard library), in seconds (0: never).", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
     Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again and saved beside the graph (0: never saved; a restart then reads the graph).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),

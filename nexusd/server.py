@@ -472,6 +472,7 @@ class Server:
             gcpause.trim_heap()  # what the writes and the checkpoint freed goes back to the system
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
+            self.parts.live.release_idle()
         gcpause.reclaim()
 
     def _run_task(self, job: Job, conn: Conn) -> None:

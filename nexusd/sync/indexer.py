@@ -345,6 +345,7 @@ class RepoSync:
         self._pool = pool
         self.index: RepoIndex | None = None
         self.facts: dict[str, FileFacts] = {}
+        self.used_at = time.monotonic()  # the last sync (or view) that needed the symbol table (`release`)
         # The resolutions of the batch last written, until `committed` hands them to the listeners. Earlier
         # ones are not kept: with the facts, the table resolves a file to what the graph holds for it
         # (`resolution_of`), and that is what an edit diffs against.
@@ -385,6 +386,19 @@ class RepoSync:
         self.last_batch = {}
         self.known = None
         self.git_clean = None
+
+    def release(self) -> bool:
+        """Let the symbol table and the facts go (the repository was not edited for a while, `LiveSync.release_idle`):
+        the next sync rebuilds them from the facts cache, as after a restart. What the graph holds per file
+        (`known`) stays, so a sync that finds nothing changed still costs a stat walk only. False when there was
+        nothing to let go."""
+        if self.index is None:
+            return False
+        gcpause.dropped()
+        self.index = None
+        self.facts.clear()
+        self.last_batch = {}
+        return True
 
     def resolution_of(self, path: str) -> FileResolution | None:
         """What the graph holds for `path`'s edges: the last batch's resolution, or the table's resolution of
@@ -451,6 +465,7 @@ class RepoSync:
         parse pool), resolve against the symbol table (`resolve`), one graph write (`write`), and `publish`:
         the engine's view of the graph follows the committed batch."""
         t0 = time.perf_counter()
+        self.used_at = time.monotonic()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
             # A cold write committed in part (killed, or a chunk failed): what the graph holds is not a whole graph.
@@ -729,6 +744,7 @@ class RepoSync:
 
     def _ensure_index(self, conn: Conn, progress: Progress, skip: set[str]) -> RepoIndex:
         """The in-memory symbol table; after a restart rebuilt from the facts cache (re-parsing misses)."""
+        self.used_at = time.monotonic()
         if self.index is not None:
             return self.index
         index = RepoIndex(self.repo_id, Path(self.root))
