@@ -345,7 +345,8 @@ class RepoSync:
         self._pool = pool
         self.index: RepoIndex | None = None
         self.facts: dict[str, FileFacts] = {}
-        self.used_at = time.monotonic()  # the last sync (or view) that needed the symbol table (`release`)
+        self.used_at = time.monotonic()  # the last sync or view that needed the symbol table (`release`): a sync
+        # that finds nothing changed does not count
         # The resolutions of the batch last written, until `committed` hands them to the listeners. Earlier
         # ones are not kept: with the facts, the table resolves a file to what the graph holds for it
         # (`resolution_of`), and that is what an edit diffs against.
@@ -465,7 +466,6 @@ class RepoSync:
         parse pool), resolve against the symbol table (`resolve`), one graph write (`write`), and `publish`:
         the engine's view of the graph follows the committed batch."""
         t0 = time.perf_counter()
-        self.used_at = time.monotonic()
         if self.known is None:  # what the graph holds per file; read once, then kept in step with writes
             self.known = graphwrite.known_files(conn, self.repo_id)
             # A cold write committed in part (killed, or a chunk failed): what the graph holds is not a whole graph.
