@@ -8,8 +8,9 @@ Rows (each printed, all written to bench/results/memory_bench.json):
 - per corpus (default gen1k; gen5k, gen20k and stdlib on request — heavy, run them one at a time): parse-only
   wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
-  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the
-  first query after a restart, and the RSS settled after the restarted daemon's first edit (which builds its
+  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the RSS
+  once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), the first query after
+  a restart, and the RSS settled after the restarted daemon's first edit (which builds its
   sync engine from the facts cache);
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
@@ -265,10 +266,13 @@ def parse_only(root: Path) -> dict[str, Any]:
     return out
 
 
+RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table goes after the settled reading
+
+
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
     out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
     print(f"[{name}] parse only: {out['parse_only']}", flush=True)
-    with BenchDaemon() as d:
+    with BenchDaemon(env={"NEXUS_SYNC_IDLE_S": str(RELEASE_S)}) as d:
         assert d.proc is not None
         pid = d.proc.pid
         out["waited_for_db_builder_s"] = wait_builder(pid)
@@ -307,6 +311,10 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
                   f"({out['cold_cpu_vs_parse_only']}x); first query {first:.3f}s; after queries {out['rss_after_queries']}; "
                   f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols); settled {out['rss_settled']}, "
                   f"{out['bytes_per_symbol_settled']} B/symbol", flush=True)
+            # Idle: the symbol table is let go NEXUS_SYNC_IDLE_S after the index last needed it (LiveSync.release_idle),
+            # here RELEASE_S instead of the default 600 s; the snapshot stays for the queries.
+            out["rss_settled_after_release"] = settled(pid, since=queried, after_s=RELEASE_S + 15)
+            print(f"[{name}] symbol table let go after {RELEASE_S} s idle: {out['rss_settled_after_release']}", flush=True)
         d.stop()
         d.start()
         with connect(d.dirs, timeout=600) as c:
