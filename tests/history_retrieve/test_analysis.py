@@ -66,3 +66,11 @@ def test_intent_is_read_from_the_form_of_the_question() -> None:
         assert intent(text) == "history", text
     for text in ("upload fails with 413", "retry budget", "how do I find out when did it change?", ""):
         assert intent(text) == "", text  # neither, or both: no preference
+
+
+def test_before_and_after_are_terms() -> None:
+    """Code names ordering with them (before_request, afterEach, hook monitoring `before`/`after`), and questions
+    about ordering bugs use them: not stopwords."""
+    from nexusd.retrieve.analysis import query_terms
+
+    assert {"befor", "after"} <= set(query_terms("add my own before and after functions around every hook call"))  # stemmed
