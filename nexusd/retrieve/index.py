@@ -287,8 +287,9 @@ class HistoryIndex:
         for rows in batches:
             for node_id, kind, user, text, signal, at, parent, shown, meta in rows:
                 tf = term_counts(text or "")
-                doc = Doc(node_id, one(kind, kind), one(user or "", user or ""), one(parent or node_id, parent or node_id),
-                          float(signal or 0.5), float(at or 0), shown or "", meta or "", tuple(tf), sum(tf.values()))  # fmt: skip
+                kind, user, parent = one(kind, kind), one(user or "", user or ""), one(parent or node_id, parent or node_id)
+                doc = Doc(node_id, kind, user, parent, float(signal or 0.5), float(at or 0), shown or "", meta or "",
+                          tuple(tf), sum(tf.values()))  # fmt: skip
                 doc.boost = boost_of(doc)
                 st.shards.setdefault(kind, Shard[Doc]()).add(doc, tf)
                 st.ids[node_id] = kind

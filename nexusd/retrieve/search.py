@@ -26,7 +26,8 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 held by the section's heading path; turns 0.9. Every prior lies in [0.35, 1.04]: old history
                 and release bookkeeping rank lower but are never absent. A question whose form says what it
                 wants (analysis.intent: "how do I ..." -> doc sections, "when did ..." / "which commit ..." ->
-                commits and changelog bullets) gives that kind INTENT_PRIOR (x1.5); most say neither.
+                commits and changelog bullets) multiplies that kind's scores by INTENT_PRIOR (x1.5), outside
+                the priors' range; most questions say neither.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
