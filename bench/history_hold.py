@@ -2,12 +2,12 @@
 
     .venv/bin/python bench/history_hold.py --repo DIR [--patches N] [--edit PATH] [--out NAME]
 
-DIR is a git clone (a working tree: its code is indexed first). The daemon runs `history.sync` with the defaults
-(every message, diffs for the latest NEXUS_HISTORY_PATCHES non-merge commits; `--patches` overrides them) on
-one connection; one second in, a function is appended to `--edit` (default: the largest tracked `.py` file)
-and a `sync` of that path is sent on another. Printed and written to bench/results/NAME.json: the history
-sync's wall time and the time until the edit's sync returned (what a user waits before the edit is queryable).
-The file is restored afterwards.
+DIR is a git clone (a working tree: its code is indexed first, and watched). The daemon runs `history.sync` with
+the defaults (every message, diffs for the latest NEXUS_HISTORY_PATCHES non-merge commits; `--patches` overrides
+them) on one connection; one second in, a function is appended to `--edit` (default: the largest tracked `.py`
+file) as an editor saves it, and `locate` is asked for it every 50 ms on another connection. Printed and written
+to bench/results/NAME.json: the history sync's wall time and the time from the save until `locate` found the
+new function (what a user waits before the edit is queryable). The file is restored afterwards.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> None:
     original = target.read_text()
     out: dict[str, Any] = {"repo": str(root), "patches": a.patches, "edited": rel}
     try:
-        with BenchDaemon(env={"NEXUS_NO_WATCH": "1"}) as d, connect(d.dirs, timeout=1800) as c:
+        with BenchDaemon() as d, connect(d.dirs, timeout=1800) as c:
             c.request("index", {"repo": str(root)}, timeout=1800)
             args: dict[str, Any] = {"repo": str(root)}
             if a.patches is not None:
@@ -61,9 +61,12 @@ def main() -> None:
             thread = threading.Thread(target=history)
             thread.start()
             time.sleep(1.0)
-            target.write_text(original + "\n\ndef history_hold_probe():\n    return 1\n")
             t = time.perf_counter()
-            c.request("sync", {"repo": str(root), "paths": [rel]}, timeout=1800)
+            target.write_text(original + "\n\ndef history_hold_probe():\n    return 1\n")
+            while not c.request("locate", {"repo": str(root), "query": "history_hold_probe", "limit": 1})["results"]:
+                if time.perf_counter() - t > 600:
+                    raise RuntimeError("the edit never became queryable")
+                time.sleep(0.05)
             out["edit_waited_s"] = round(time.perf_counter() - t, 2)
             thread.join()
             out["history_sync_s"] = round(got["seconds"], 2)

@@ -49,6 +49,7 @@ MAX_QUEUED_READS = 2_000
 MAX_QUEUED_WRITES = 10_000
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
+INTERNAL_BUDGET_S = 5.0  # what `service_writes` spends on queued internal work at one safe point
 LONG_JOB_MAX_WAIT_S = 0.5  # a queued sync waits at most about this long behind quick writes
 QUICK_BUDGET_S = 0.05  # quick writes a running sync lets in at each of its safe points
 # Replies a peer has not taken yet wait here, per peer, when its pipe is full; past these bounds its replies
@@ -166,7 +167,9 @@ class WriteQueue:
     """The writer's queue, in two classes: long jobs (syncs, internal tasks) and quick ones (memory writes).
 
     Quick jobs go first, and a long job lets queued quick jobs run at its safe points (`Server.service_quick`,
-    between parse results and before its transaction), so a remembered fact does not wait for a whole index.
+    between parse results and before its transaction), so a remembered fact does not wait for a whole index. A
+    first history sync also lets the daemon's own queued work (watcher batches) run at its safe points
+    (`Server.service_writes`, `take_internal`), so an edit saved meanwhile does not wait for the whole history.
     Within each class the order is arrival order. Same interface as `queue.Queue` where the server uses it.
     """
 
@@ -202,6 +205,15 @@ class WriteQueue:
     def take_quick(self) -> Job | None:
         with self._cv:
             return self._quick.popleft() if self._quick and self._quick[0] is not None else None
+
+    def take_internal(self) -> Job | None:
+        """The next long job when it is the daemon's own work (a watcher batch, a hook's sync), else None."""
+        with self._cv:
+            if not self._long or self._long[0] is None or self._long[0].task is None:
+                return None
+            job = self._long.popleft()
+            self._long_since = time.monotonic() if self._long else 0.0
+            return job
 
     def qsize(self) -> int:
         with self._cv:
@@ -386,6 +398,20 @@ class Server:
             self._send_final(job.identity, protocol.error_frame(job.request_id, Busy(why)))
 
     # -- workers ------------------------------------------------------------------------------------
+
+    def service_writes(self, conn: Conn) -> int:
+        """From a safe point of a long job that holds no transaction on the writer thread: the quick writes
+        queued meanwhile, then the daemon's own queued work (watcher batches: an edit saved during a first
+        history sync), for up to INTERNAL_BUDGET_S. Returns how many ran."""
+        ran = self.service_quick(conn)
+        if threading.current_thread().name != "writer" or conn.in_transaction:
+            return ran
+        until = time.monotonic() + INTERNAL_BUDGET_S
+        while time.monotonic() < until and (job := self.write_queue.take_internal()) is not None:
+            self._dirty = True
+            self._run_task(job, conn)
+            ran += 1
+        return ran
 
     def service_quick(self, conn: Conn) -> int:
         """Run the quick writes queued meanwhile, from inside a long job on the writer thread, at a point

@@ -31,3 +31,8 @@ class Writer(Protocol):
     def service_quick(self, conn: Conn) -> int:
         """Run quick writes queued meanwhile, from a safe point of a long job on the writer thread."""
         ...
+
+    def service_writes(self, conn: Conn) -> int:
+        """Run quick writes and the daemon's own queued work (watcher batches), from a safe point of a long job
+        on the writer thread that holds no transaction."""
+        ...

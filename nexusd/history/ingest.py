@@ -33,7 +33,7 @@ import json
 import logging
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -397,10 +397,13 @@ def store_view_commits(conn: Conn, repo: Repo, deny: DenyList, patches: int | No
     return out
 
 
-def store_git(conn: Conn, repo: Repo, plan: GitPlan) -> dict[str, Any]:
-    """Write a plan in one transaction: prune (after a rewrite), commits, changes, links, cursor."""
+def store_git(
+    conn: Conn, repo: Repo, plan: GitPlan, between: Callable[[], Any] | None = None
+) -> dict[str, Any]:
+    """Write a plan in one transaction: prune (after a rewrite), commits, changes, links, cursor. `between` is
+    called at safe points of the naming before it (no transaction open): the writer's queued work runs there."""
     out: dict[str, Any] = {"read": len(plan.commits), "denied": plan.denied, "rewritten": plan.rewritten}
-    names = symbols_at.name_changes(repo.root, plan.commits)  # git and parsing, before the write transaction
+    names = symbols_at.name_changes(repo.root, plan.commits, between)  # git and parsing, before the transaction
     with conn.transaction(deletes=True):
         out["pruned"] = prune_unreachable(conn, repo) if plan.rewritten else 0
         commit_rows = [commit_row(repo.id, c) for c in plan.commits]

@@ -65,7 +65,7 @@ class HistoryService:
         """After a git hook: the commits since the stored cursor (a rebase prunes what it rewrote)."""
         since = ingest.stored_cursor(conn, repo.id)
         plan = ingest.plan_git(repo.root, since, ingest.commit_limit(), self.deny)
-        ingest.store_git(conn, repo, plan)
+        ingest.store_git(conn, repo, plan, lambda: self.writer.service_writes(conn))  # (a first read is long)
         if repo.views:
             ingest.store_view_commits(conn, repo, self.deny)  # and each worktree's branch
 

@@ -20,12 +20,13 @@ import queue
 import re
 import subprocess
 import threading
+import time
 from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nexusd.history import git as git_source
 from nexusd.history.facts import ChangeFacts, CommitFacts
@@ -39,6 +40,7 @@ Range = tuple[int, int, str]  # (first line, last line, qualified name), 1-based
 
 MAX_BLOB_BYTES = 1 << 20  # bigger files are generated or vendored: their changes keep no symbol names
 CACHE_BLOBS = 4096
+BETWEEN_S = 0.5  # how often `name_changes` lets the writer run queued work (its `between`)
 CACHE_TREES = 256  # parsed trees kept for incremental parses of older versions (see Trees)
 
 
@@ -611,11 +613,15 @@ class Prefetch:
         self.close()
 
 
-def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, tuple[list[str], list[str]]]:
+def name_changes(
+    root: Path | str, commits: Iterable[CommitFacts], between: Callable[[], Any] | None = None
+) -> dict[str, tuple[list[str], list[str]]]:
     """Change id -> (the qualified names its hunks touched, on the file as it was at its commit and at its parent;
     the lineage links it made, `Link.encode`d: symbols renamed or moved inside the file, by the diff's lines or
     by body, and symbols moved in from another file of the commit, by body). Changes of unparsed languages,
-    skipped or binary patches get none."""
+    skipped or binary patches get none. `between` is called every BETWEEN_S of this work (no transaction is
+    open here): a first sync of a whole history parses for ~10 s (black), and the writer runs the daemon's
+    queued work there (an edit saved meanwhile) instead of after it."""
     out: dict[str, tuple[list[str], list[str]]] = {}
     parsed: dict[str, list[Range]] = {}
     trees = Trees(CACHE_TREES)
@@ -652,7 +658,11 @@ def name_changes(root: Path | str, commits: Iterable[CommitFacts]) -> dict[str, 
                 found = parsed[key] = trees.ranges(key, path, data, base)
             return Side(path, found, data, key)
 
+        pause = time.monotonic() + BETWEEN_S
         for c in order:
+            if between is not None and time.monotonic() >= pause:
+                between()
+                pause = time.monotonic() + BETWEEN_S
             reader.next()  # this commit's blobs
             if c.is_merge:  # touched: differs from every parent there (as `git log -L` lists a merge); no links
                 for ch in todo[c.sha]:

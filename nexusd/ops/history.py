@@ -138,7 +138,8 @@ def history_sync(ctx: Ctx, args: HistorySyncArgs) -> dict[str, Any]:
         except ingest.git_source.GitError as exc:
             out["git"] = {"error": str(exc)}
         else:
-            out["git"] = ingest.store_git(conn, repo, plan)
+            # The naming of each change (~10 s for black's whole history) lets the writer run queued edits.
+            out["git"] = ingest.store_git(conn, repo, plan, lambda: ctx.parts.writer.service_writes(conn))
             out["git"]["since"] = since
             _store_vectors(conn, repo.id, "", "Commit", [(c.id, c.message) for c in plan.commits])
             if repo.views:  # the worktrees' branches: their own commits, once each
