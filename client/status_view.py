@@ -70,6 +70,8 @@ def render_repo(repo: dict[str, Any]) -> list[str]:
         ("calls", f"{sum(calls.values())} ({by})" if edges else None),
         ("imports", edges.get("imports", 0) if edges else None),
         ("unresolved", f"{repo['unresolvedReferences']} calls" if "unresolvedReferences" in repo else None),
+        ("symbol table", "let go while idle: the next edit rebuilds it from the facts cache"
+         if repo.get("symbolTable") == "released" else None),  # fmt: skip
     ]
     diags = repo.get("diagnostics") or []
     if diags:

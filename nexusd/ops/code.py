@@ -453,6 +453,7 @@ def status_section(parts: Parts, conn: Conn, args: Scoped) -> tuple[str, Any]:
                 **counts,
                 "diagnostics": diags,
                 "skipped": parts.live.skipped(repo),
+                "symbolTable": parts.live.table_state(repo),
             }
         )
     return "repos", out

@@ -347,6 +347,7 @@ class RepoSync:
         self.facts: dict[str, FileFacts] = {}
         self.used_at = time.monotonic()  # the last sync or view that needed the symbol table (`release`): a sync
         # that finds nothing changed does not count
+        self.released = False  # the table was let go when idle (`release`) and not rebuilt since
         # The resolutions of the batch last written, until `committed` hands them to the listeners. Earlier
         # ones are not kept: with the facts, the table resolves a file to what the graph holds for it
         # (`resolution_of`), and that is what an edit diffs against.
@@ -399,6 +400,7 @@ class RepoSync:
         self.index = None
         self.facts.clear()
         self.last_batch = {}
+        self.released = True
         return True
 
     def resolution_of(self, path: str) -> FileResolution | None:
@@ -748,6 +750,7 @@ class RepoSync:
         if self.index is not None:
             return self.index
         index = RepoIndex(self.repo_id, Path(self.root))
+        self.released = False
         known = self.known if self.known is not None else graphwrite.known_files(conn, self.repo_id)
         missing: list[ParseTask] = []
         try:

@@ -118,6 +118,14 @@ class LiveSync:
             release_heap(collect=True)
         return released
 
+    def table_state(self, repo: Repo) -> str:
+        """For `status`: the repository's symbol table is in memory ("held"), was let go when idle ("released": the
+        next edit rebuilds it from the facts cache), or was not built in this run ("not built": the same)."""
+        eng = self.engines.get(repo.id)
+        if eng is not None and eng.index is not None:
+            return "held"
+        return "released" if eng is not None and eng.released else "not built"
+
     def skipped(self, repo: Repo) -> dict[str, Any]:
         """{reason: {count, examples}} of what the walk and the parser left out (none known before a sync ran)."""
         eng = self.engines.get(repo.id)

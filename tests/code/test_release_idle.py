@@ -5,6 +5,7 @@ never gone: the edges of the edited file and of the files that call into it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.code.conftest import Graph
 from tests.helpers import DaemonProcess, make_repo, wait_for
@@ -21,6 +22,10 @@ def _released(d: DaemonProcess) -> bool:
     return "let go of the symbol table of" in d.dirs.log.read_text()
 
 
+def _table(c: Any, repo: Path) -> str:
+    return str(c.request("status", {"repo": str(repo)})["repos"][0]["symbolTable"])
+
+
 def _pairs(calls: set[tuple[str, str, str]]) -> set[tuple[str, str]]:
     return {(a.rsplit(":", 1)[1], b.rsplit(":", 1)[1]) for a, b, _ in calls}
 
@@ -33,12 +38,15 @@ def test_an_idle_symbol_table_goes_and_the_next_edit_resolves_as_before(tmp_path
             g = Graph(c, repo)
             g.index()
             assert {("caller", "f"), ("h", "f"), ("other", "h")} <= _pairs(g.calls())
+            assert _table(c, repo) == "held"
             wait_for(lambda: _released(d), timeout=30, what="the idle symbol table to be let go")
+            assert _table(c, repo) == "released"  # `status` says why the next edit takes longer
             assert c.request("locate", {"repo": str(repo), "query": "caller"})["results"]  # from the snapshot
             # Rename f -> g in b.py (and its use there): a.py still imports the old name, c.py calls h.
             (repo / "pkg/b.py").write_text("def g():\n    return 1\n\n\ndef h():\n    return g()\n")
             r = c.request("sync", {"repo": str(repo), "paths": ["pkg/b.py"]}, timeout=120)
             assert r["mode"] == "incremental", r
+            assert _table(c, repo) == "held"
             calls, symbols = g.calls(), set(g.symbols())
             assert {("h", "g"), ("other", "h")} <= _pairs(calls), calls
             assert not {("caller", "f"), ("caller", "g"), ("h", "f")} & _pairs(calls), calls  # f is gone
