@@ -399,12 +399,17 @@ class Server:
 
     # -- workers ------------------------------------------------------------------------------------
 
+    @staticmethod
+    def _at_safe_point(conn: Conn) -> bool:
+        """On the writer thread, with no transaction open: where a long job may let queued work run."""
+        return threading.current_thread().name == "writer" and not conn.in_transaction
+
     def service_writes(self, conn: Conn) -> int:
         """From a safe point of a long job that holds no transaction on the writer thread: the quick writes
         queued meanwhile, then the daemon's own queued work (watcher batches: an edit saved during a first
         history sync), for up to INTERNAL_BUDGET_S. Returns how many ran."""
         ran = self.service_quick(conn)
-        if threading.current_thread().name != "writer" or conn.in_transaction:
+        if not self._at_safe_point(conn):
             return ran
         until = time.monotonic() + INTERNAL_BUDGET_S
         while time.monotonic() < until and (job := self.write_queue.take_internal()) is not None:
@@ -417,7 +422,7 @@ class Server:
         """Run the quick writes queued meanwhile, from inside a long job on the writer thread, at a point
         where that job holds no transaction. Returns how many ran."""
         push = self._writer_push
-        if push is None or threading.current_thread().name != "writer" or conn.in_transaction:
+        if push is None or not self._at_safe_point(conn):
             return 0
         ran = 0
         # A time budget per safe point: quick writes get in, and the sync still moves under a steady stream.

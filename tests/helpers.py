@@ -19,6 +19,14 @@ from nexus_client.connection import Client, socket_alive
 from nexusd import paths
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# 100 KB of comment: twelve modules holding it (1.2 MB) are more than the daemon parses inline (1 MB,
+# `indexer.INLINE_MAX_BYTES`), so the parser pool runs them (its worker processes, its per-file time limit).
+POOL_PAD = "# padding\n" * 10_000
+
+
+def pooled_modules(count: int = 12, name: str = "m", fn: str = "f") -> dict[str, str]:
+    """`pkg/<name><i>.py` -> a padded module defining `<fn><i>`: a batch the parser pool, not the daemon, parses."""
+    return {f"pkg/{name}{i}.py": f"{POOL_PAD}def {fn}{i}():\n    return {i}\n" for i in range(count)}
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.02, what: str = "condition") -> Any:

@@ -41,8 +41,8 @@ STOPWORDS = frozenset(
 )
 # "before" and "after" are not stopwords: code names ordering with them (before_request, afterEach, a hook
 # monitor's `before`/`after`), and questions about ordering bugs ask with them (on the four tuning sets: six
-# answers up, one down). "should" and "not" carry meaning in identifiers (should_ignore_error) but not in prose; identifier parts are
-# kept regardless (see _word_terms), so dropping them from prose costs nothing there.
+# answers up, one down). "should" and "not" carry meaning in identifiers (should_ignore_error) but not in
+# prose; identifier parts are kept regardless (see _word_terms), so dropping them from prose costs nothing there.
 
 
 @lru_cache(maxsize=262_144)

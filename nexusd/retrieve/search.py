@@ -82,10 +82,6 @@ INTENT_PRIOR = 1.5  # what the question's form asks for (analysis.intent): doc s
 # commits and changelog bullets for "when did ..."
 
 
-def _matched(shard: Shard[Doc], doc: Doc, q: Sequence[str]) -> set[str]:
-    return shard.held(doc.id, q)
-
-
 def _coverage(idf: dict[str, float], matched: set[str]) -> float:
     """The idf share of the query's terms that `matched` holds."""
     return sum(idf[t] for t in matched) / (sum(idf.values()) or 1.0)
@@ -270,7 +266,7 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
             msg = msgs.docs.get(cid) if cid else None
         if msg is None:
             continue  # a change whose commit is not stored (cannot happen through ingest)
-        matched = _matched(msgs, msg, q)
+        matched = msgs.held(msg.id, q)
         note: tuple[Doc, str] | None = entry.get("note")
         if note is not None:  # the bullet's own lines, not the rest of its section
             matched |= set(q).intersection(terms(note[1]))
@@ -279,7 +275,7 @@ def _commits(st: RepoState, q: Sequence[str], evidence: dict[str, Doc], bullets:
         if change is not None and changes is not None and not is_changelog(str(_meta(change).get("path") or "")):
             # a changelog's diff repeats its bullets, which are docs of their own; a diff's own terms count at
             # the diff's weight (diff_weight)
-            cov += entry.get("diffWeight", 1.0) * _coverage(idf, _matched(changes, change, q) - matched)
+            cov += entry.get("diffWeight", 1.0) * _coverage(idf, changes.held(change.id, q) - matched)
         meta = _meta(msg)
         text = _clip(msg.shown, COMMIT_MESSAGE_CHARS)
         data: dict[str, Any] = {**meta}
@@ -305,7 +301,7 @@ def _pool(st: RepoState, kind: str, q: Sequence[str], user: str) -> list[Hit]:
     out: list[Hit] = []
     idf = _idf(shard, q)
     for doc, score in shard.search(q, POOL, user=user if kind in ("shell", "turn") else None, qweights=_qw(q)):
-        cov = _coverage(idf, _matched(shard, doc, q))
+        cov = _coverage(idf, shard.held(doc.id, q))
         row = st.sections.get(doc.id) if kind == "doc" else None
         if row is not None and len(row[0]) > DOC_WINDOW_CHARS:  # what is shown is what answers
             _, shown = window(row[0], q, DOC_WINDOW_CHARS)

@@ -52,24 +52,28 @@ INLINE_MAX_FILES = 8
 # their parsers costs ~0.3 s, more than parsing a megabyte of source here (1,020 small generated files, 0.5 MB:
 # the pool's parse phase took 0.36 s against 0.07 s of parsing). Larger batches use the pool (both cores).
 INLINE_MAX_BYTES = 1_000_000
-INLINE_SIZED_FILES = 5_000  # beyond this many files a batch is not summed (one stat each): it goes to the pool
 # A batch this large (or a cold one) freed rows, CSV buffers and parse outcomes by the hundred MB: the heap's
 # free pages are handed back to the system after it (`release_heap`).
 TRIM_AFTER_FILES = 200
 MAX_FILE_BYTES = int(config.get("NEXUS_MAX_FILE_BYTES"))
 
 
-def _bytes_of(root: str, tasks: list[ParseTask], stop: int) -> int:
-    """The tasks' files' total size, counted until it passes `stop` (a file that cannot be read counts 0)."""
+def file_size(root: str, path: str) -> int:
+    """`path`'s size under `root` (0 when it cannot be read: the parse reports why)."""
+    try:
+        return os.stat(os.path.join(root, path)).st_size
+    except OSError:
+        return 0
+
+
+def _few_bytes(tasks: list[ParseTask], size: Callable[[str], int]) -> bool:
+    """Whether the tasks' files (their sizes as the walk or the graph has them) add up to INLINE_MAX_BYTES or less."""
     total = 0
     for task in tasks:
-        try:
-            total += os.stat(os.path.join(root, task.path)).st_size
-        except OSError:
-            continue
-        if total > stop:
-            break
-    return total
+        total += size(task.path)
+        if total > INLINE_MAX_BYTES:
+            return False
+    return True
 
 
 @dataclass
@@ -489,7 +493,8 @@ class RepoSync:
             return report
 
         t1 = time.perf_counter()
-        changes = self.parse_changes(self._parse(scan.tasks, progress, report), scan, known, report, between)
+        parsed = self._parse(scan.tasks, lambda p: scan.stats[p].size, progress)
+        changes = self.parse_changes(parsed, scan, known, report, between)
         report.seconds["parse"] = time.perf_counter() - t1
         if not changes.changed and not changes.deleted and not changes.touched:
             report.mode = "noop"
@@ -728,17 +733,15 @@ class RepoSync:
                     entries.append((rel, st.st_size, st.st_mtime_ns))
         return entries
 
-    def _runner(self, tasks: list[ParseTask]) -> Iterable[ParseOutcome]:
+    def _runner(self, tasks: list[ParseTask], size: Callable[[str], int]) -> Iterable[ParseOutcome]:
         """Parse in this process when the batch is small (a few files, or a few bytes), else in the pool."""
-        if len(tasks) <= INLINE_MAX_FILES or (
-            len(tasks) <= INLINE_SIZED_FILES and _bytes_of(self.root, tasks, INLINE_MAX_BYTES) <= INLINE_MAX_BYTES
-        ):
+        if len(tasks) <= INLINE_MAX_FILES or _few_bytes(tasks, size):
             return inline(self.root, tasks, MAX_FILE_BYTES)
         return self._pool().run(self.root, tasks, MAX_FILE_BYTES)
 
-    def _parse(self, tasks: list[ParseTask], progress: Progress, report: SyncReport) -> Iterable[ParseOutcome]:
+    def _parse(self, tasks: list[ParseTask], size: Callable[[str], int], progress: Progress) -> Iterable[ParseOutcome]:
         total = len(tasks)
-        runner = self._runner(tasks)
+        runner = self._runner(tasks, size)
         for n, outcome in enumerate(runner, 1):
             if n % 25 == 0 or n == total:
                 progress({"phase": "parse", "done": n, "total": total, "message": outcome.path})
@@ -764,7 +767,7 @@ class RepoSync:
             self.cache.release()  # (the packs' entries and open files: only this loop reads them)
         if missing:
             progress({"phase": "rebuild-table", "message": f"re-extracting {len(missing)} uncached files"})
-            runner = self._runner(missing)
+            runner = self._runner(missing, lambda p: known[p][1])
             rebuilt = []
             for outcome in runner:
                 if outcome.facts is not None:

@@ -107,9 +107,9 @@ class LiveSync:
         with_views = {key.split(VIEW_SEP, 1)[0] for key in self.views}
         released = 0
         for rid, eng in self.engines.items():
-            if rid in with_views or now - eng.used_at < idle or len(eng.facts) > RELEASE_MAX_FILES:
-                continue
             files = len(eng.facts)
+            if rid in with_views or now - eng.used_at < idle or files > RELEASE_MAX_FILES:
+                continue
             if eng.release():
                 released += 1
                 log.info("let go of the symbol table of %s (%d files; no sync needed it for %.0f s)", eng.root,

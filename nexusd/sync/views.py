@@ -33,7 +33,7 @@ from ..parse.languages import parsed_language
 from ..repos import git_view_entries, index_stamp, same_entries
 from ..resolve.base import FileTable, RepoIndex
 from .graphwrite import FileStat
-from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, intern_facts
+from .indexer import MAX_FILE_BYTES, RepoSync, SyncReport, file_size, intern_facts
 from .parsepool import ParseOutcome, ParsePool, ParseTask, extract_outcome, inline
 from .walk import read_source_checked
 
@@ -229,7 +229,7 @@ class ViewSync:
                 else:
                     yield extract_outcome(task.path, held[0], held[1])
         else:
-            yield from self.scanner._parse(tasks, progress, report)
+            yield from self.scanner._parse(tasks, lambda p: file_size(self.root, p), progress)
 
     def held(self, path: str, digest: str) -> FileFacts | None:
         """The facts this view holds for `path` when they are of the content `digest`."""

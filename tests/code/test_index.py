@@ -9,7 +9,7 @@ import pytest
 
 from nexusd.errors import NotIndexed
 from tests.code.conftest import Graph
-from tests.helpers import DaemonProcess, make_repo
+from tests.helpers import DaemonProcess, make_repo, pooled_modules
 
 APP = {
     "pkg/__init__.py": "from .util import helper\n",
@@ -186,9 +186,7 @@ def test_failed_extraction_is_isolated_and_retried(tmp_path: Path) -> None:
 
 
 def test_hanging_parse_is_killed_and_isolated(tmp_path: Path) -> None:
-    # 1.2 MB: more than the daemon parses inline, so the pool (which a hang cannot stall) runs them
-    pad = "# padding\n" * 10_000
-    files = {f"pkg/m{i}.py": f"{pad}def f{i}():\n    return {i}\n" for i in range(12)}
+    files = pooled_modules()  # more than the daemon parses inline: the pool (which a hang cannot stall) runs them
     repo = make_repo(tmp_path / "r", files)
     d = DaemonProcess(env={"NEXUS_FAULT_HANG": "pkg/m5.py", "NEXUS_PARSE_TIMEOUT": "1"}).start()
     try:

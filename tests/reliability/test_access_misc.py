@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from nexusd.errors import NexusError, Unavailable
-from tests.helpers import DaemonProcess, make_repo
+from tests.helpers import DaemonProcess, make_repo, pooled_modules
 
 SOURCE = {"pkg/__init__.py": "", "pkg/mod.py": "def main():\n    return 1\n"}
 
@@ -89,9 +89,7 @@ def test_a_client_notices_its_daemon_died_while_waiting(daemon: DaemonProcess) -
 
 
 def test_a_parse_timeout_is_not_retried_at_every_sync(tmp_path: Path) -> None:
-    # 12 files of 100 KB: more than the daemon parses inline, so the pool (which a hang cannot stall) runs them
-    pad = "# padding\n" * 10_000
-    files = {f"pkg/m{i}.py": f"{pad}def f{i}():\n    return {i}\n" for i in range(12)}
+    files = pooled_modules()  # more than the daemon parses inline: the pool (which a hang cannot stall) runs them
     repo = make_repo(tmp_path / "r", files)
     d = DaemonProcess(env={"NEXUS_FAULT_HANG": "pkg/m1.py", "NEXUS_PARSE_TIMEOUT": "4", "NEXUS_NO_WATCH": "1"}).start()
     scope = {"repo": str(repo), "user": "alice"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import DaemonProcess
+from tests.helpers import DaemonProcess, pooled_modules
 from tests.reliability.common import make_py_repo
 
 
@@ -52,9 +52,8 @@ def _on_allocator(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, Any], 
     """(what `debug.heap` says of pymalloc, the environments the daemon's parser workers started with) after a
     cold index that used the parser pool."""
     root = str(make_py_repo(tmp_path, 40))
-    pad = "# padding\n" * 10_000  # 1.2 MB more: over what the daemon parses inline, so the pool runs
-    for n in range(12):
-        (tmp_path / "pkg" / f"padded{n}.py").write_text(f"{pad}def padded_{n}():\n    return {n}\n")
+    for rel, text in pooled_modules(name="padded", fn="padded_").items():  # so the parser pool runs
+        (tmp_path / rel).write_text(text)
     d = DaemonProcess(env={"NEXUS_NO_WATCH": "1", "NEXUS_PARSE_IDLE_S": "60", **env}).start()
     try:
         c = d.client(timeout=120)
