@@ -9,7 +9,8 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
   a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the RSS
-  once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), the first query after
+  once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once it restarted
+  itself in place after that (NEXUS_RECYCLE_QUIET_S=120: nexusd/recycle.py) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
   sync engine from the facts cache);
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
@@ -267,12 +268,23 @@ def parse_only(root: Path) -> dict[str, Any]:
 
 
 RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table goes after the settled reading
+# NEXUS_RECYCLE_QUIET_S of that daemon: with no request for this long (after the release's reading) and no table
+# held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (128) it freed (nexusd/recycle.py)
+RECYCLE_QUIET_S = 120
+
+
+def socket_ident(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
 
 
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
     out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
     print(f"[{name}] parse only: {out['parse_only']}", flush=True)
-    with BenchDaemon(env={"NEXUS_SYNC_IDLE_S": str(RELEASE_S)}) as d:
+    with BenchDaemon(env={"NEXUS_SYNC_IDLE_S": str(RELEASE_S), "NEXUS_RECYCLE_QUIET_S": str(RECYCLE_QUIET_S)}) as d:
         assert d.proc is not None
         pid = d.proc.pid
         out["waited_for_db_builder_s"] = wait_builder(pid)
@@ -315,6 +327,21 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             # here RELEASE_S instead of the default 600 s; the snapshot stays for the queries.
             out["rss_settled_after_release"] = settled(pid, since=queried, after_s=RELEASE_S + 15)
             print(f"[{name}] symbol table let go after {RELEASE_S} s idle: {out['rss_settled_after_release']}", flush=True)
+            # The restart in place: seen as a new socket file (a status request would reset the quiet period).
+            before = socket_ident(d.dirs.socket)
+            deadline = queried + RECYCLE_QUIET_S + 120
+            while time.monotonic() < deadline and socket_ident(d.dirs.socket) in (before, None):
+                time.sleep(0.5)
+            recycled = socket_ident(d.dirs.socket) not in (before, None)
+            out["restarted_in_place"] = recycled
+            if recycled:
+                out["rss_settled_after_restart_in_place"] = settled(pid, since=time.monotonic(), after_s=5)
+                _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5},
+                                                   timeout=600))  # fmt: skip
+                out["first_query_after_restart_in_place_s"] = round(first, 3)
+                out["rss_after_restart_in_place_query"] = mem_mb(pid)
+            print(f"[{name}] restarted in place: {recycled}; {out.get('rss_settled_after_restart_in_place')}, "
+                  f"after a query {out.get('rss_after_restart_in_place_query')}", flush=True)
         d.stop()
         d.start()
         with connect(d.dirs, timeout=600) as c:

@@ -24,7 +24,23 @@ from .launcher import socket_alive
 ProgressFn = Callable[[dict[str, Any]], None]
 DEFAULT_TIMEOUT_S = 30.0
 LIVENESS_CHECK_S = 0.5
+RESTART_WAIT_S = 30.0  # how long a request waits for a daemon restarting in place to listen again
+RESENDS = 3  # how many times one request is sent again through restarts in place
 _ids = itertools.count(1)
+
+
+def _ident(path: str) -> tuple[int, int] | None:
+    """Which socket file is at `path` (inode, change time), None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
+
+
+class _Restarting(Exception):
+    """The daemon that was to answer is restarting in place (same pid): its socket went away while the process
+    lives, or it refused the request as `restarting`. The request was not run; it can be sent again."""
 
 
 class Client:
@@ -37,6 +53,7 @@ class Client:
         # as a hung test process). The shared instance is never collected; a leaked socket closes itself.
         self._ctx: zmq.Context[Any] = zmq.Context.instance()
         self._sock: zmq.Socket | None = None
+        self._socket_ident: tuple[int, int] | None = None  # the socket file connected to (`_wait_listening`)
         self._prefix = f"{os.getpid()}-{id(self) & 0xFFFF:x}-"
         self.daemon_info: dict[str, Any] = {}
 
@@ -79,18 +96,24 @@ class Client:
         sock.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
         sock.connect(self.dirs.endpoint)
         self._sock = sock
+        self._socket_ident = _ident(str(self.dirs.socket))
+
+    def _pid_alive(self) -> bool | None:
+        """Whether the process that answered `hello` still exists (None: no `hello`, so no pid known)."""
+        pid = self.daemon_info.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
 
     def _daemon_alive(self) -> bool:
         """The process that answered `hello` still exists and something still accepts on the socket."""
-        pid = self.daemon_info.get("pid")
-        if isinstance(pid, int) and pid > 0:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                pass
-        return socket_alive(str(self.dirs.socket))
+        return self._pid_alive() is not False and socket_alive(str(self.dirs.socket))
 
     def _close_socket(self) -> None:
         if self._sock is not None:
@@ -121,14 +144,48 @@ class Client:
         `timeout` bounds the silence, not the whole request: each progress frame re-arms it, so a long
         index that keeps reporting never times out, and a dead daemon is noticed within `timeout`.
         """
-        if self._sock is None:
-            self._connect()
+        if self._sock is None or _ident(str(self.dirs.socket)) != self._socket_ident:
+            self._connect()  # (first, or the daemon restarted since: a request waits on the socket it went to)
         assert self._sock is not None
         req_id = f"{self._prefix}{next(_ids)}"
-        self._sock.send(protocol.request_frame(req_id, op, args or {}))
-        return self._await(req_id, op, progress, self.timeout if timeout is None else timeout)
+        frame = protocol.request_frame(req_id, op, args or {})
+        self._sock.send(frame)
+        wait = self.timeout if timeout is None else timeout
+        resends = 0
+        while True:
+            try:
+                return self._await(req_id, op, progress, wait, resendable=resends < RESENDS)
+            except _Restarting:
+                # A daemon restarting in place (nexusd/recycle.py) ran nothing of this request: it answers every
+                # request it had taken but not started with `restarting`, and one it never read is lost with
+                # its old socket. Once its next image listens, the same request goes again.
+                resends += 1
+                self._wait_listening(op)
+                self._connect()
+                assert self._sock is not None
+                self._sock.send(frame)
 
-    def _await(self, req_id: str, op: str, progress: ProgressFn | None, timeout: float) -> Any:
+    def _wait_listening(self, op: str) -> None:
+        """Until the daemon's next image listens: its socket seen gone and back, or a new socket file (the old
+        image's may still be bound, no longer reading, when it refuses what it had queued)."""
+        path = str(self.dirs.socket)
+        old, gone = self._socket_ident, False
+        deadline = time.monotonic() + RESTART_WAIT_S
+        while True:
+            alive = socket_alive(path)
+            if alive and (gone or _ident(path) != old):
+                return
+            gone |= not alive
+            if time.monotonic() > deadline or not self._pid_alive():
+                self._close_socket()
+                raise Unavailable(
+                    f"nexusd restarted during {op} and is not listening again",
+                    hint="check `nexus daemon logs`; it restarts with the next command",
+                )
+            time.sleep(0.05)
+
+    def _await(self, req_id: str, op: str, progress: ProgressFn | None, timeout: float, *, resendable: bool) -> Any:
+        """The reply to `req_id`; raises `_Restarting` for a daemon restarting in place, when `resendable`."""
         assert self._sock is not None
         deadline = time.monotonic() + timeout
         while True:
@@ -138,7 +195,14 @@ class Client:
             wait_ms = max(0, int(min(left, LIVENESS_CHECK_S) * 1000))
             if not self._sock.poll(wait_ms, zmq.POLLIN):
                 if left > LIVENESS_CHECK_S:
-                    if self._daemon_alive():
+                    alive = self._daemon_alive()
+                    if alive and _ident(str(self.dirs.socket)) == self._socket_ident:
+                        continue
+                    if resendable and self._pid_alive():
+                        # The process lives and its socket went, or is a new one (a restart in place can take
+                        # less than one of these checks): what it had not read is lost with its old socket.
+                        raise _Restarting()
+                    if alive:
                         continue
                     self._close_socket()
                     raise Unavailable(
@@ -161,7 +225,10 @@ class Client:
                 continue
             if frame.get("ok"):
                 return frame.get("result")
-            raise from_wire(frame.get("error"))
+            error = frame.get("error")
+            if resendable and isinstance(error, dict) and (error.get("data") or {}).get("restarting"):
+                raise _Restarting()
+            raise from_wire(error)
 
 
 def connect(

@@ -84,8 +84,11 @@ def render_repo(repo: dict[str, Any]) -> list[str]:
 
 def render_status(r: dict[str, Any]) -> str:
     d = r["daemon"]
-    lines = [f"nexusd {d['version']}  {ok('running')}, pid {d['pid']}, up {duration(d.get('uptimeS'))}, "
-             f"{d['requests']} requests" + (", graph database not opened yet" if d.get("database") == "closed" else "")]  # fmt: skip
+    again = d.get("restartsInPlace") or 0
+    lines = [f"nexusd {d['version']}  {ok('running')}, pid {d['pid']}, up {duration(d.get('uptimeS'))}"
+             + (f" (restarted in place {again}x to give memory back)" if again else "")
+             + f", {d['requests']} requests"
+             + (", graph database not opened yet" if d.get("database") == "closed" else "")]  # fmt: skip
     if d.get("recovery"):
         lines.append(warn(f"  recovered: {d['recovery']}"))
     repos = r.get("repos", []) or []

@@ -67,6 +67,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_DAMAGE_REPEAT_S", float, 600.0, "A daemon that began by setting a damaged database aside does not set it aside again before it has been up this long, in seconds (damage so soon points at the write itself; a loop would never end).", "daemon"),
     Setting("NEXUS_MIN_FREE_MB", int, 64, "Writes are refused (`no_space`) while the data disk has less free space than this, in MB.", "daemon"),
     Setting("NEXUS_SYNC_IDLE_S", float, 600.0, "A repository no sync needed for this long lets its symbol table go (its queries are unaffected; its next edit rebuilds the table from the facts cache, ~1.5 s for the standard library), in seconds (0: never).", "daemon"),
+    Setting("NEXUS_RECYCLE_MB", int, 128, "A daemon that holds no symbol table and had no request for NEXUS_RECYCLE_QUIET_S restarts itself in place (same pid, lock and socket; a client waiting on it sends its request again) once Python's allocator keeps this many MB it freed but cannot give back to the system, in MB (0: never).", "daemon"),
+    Setting("NEXUS_RECYCLE_QUIET_S", float, 30.0, "Seconds without a client request before the daemon may restart itself in place (NEXUS_RECYCLE_MB).", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
     Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again and saved beside the graph (0: never saved; a restart then reads the graph).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, config, paths
 from .lock import AlreadyRunning, PidLock
 from .parts import DaemonInfo
+from .recycle import Recycler
 
 if TYPE_CHECKING:
     from .parts import Parts
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("nexusd")
 
 CLEAN_MARKER = "clean-shutdown"
+RECYCLES_ENV = "_NEXUS_RECYCLES"  # how many times this pid restarted in place, and when last: "count time"
 
 
 class Daemon:
@@ -52,6 +54,11 @@ class Daemon:
         self.disk: DiskGuard | None = None  # free space of the data disk, checked before writes (recovery.py)
         self._lock = PidLock(dirs.pidfile)
         self._stop_requested = threading.Event()
+        count, _, at = os.environ.pop(RECYCLES_ENV, "").partition(" ")
+        self.recycles = int(count) if count.isdigit() else 0
+        self.recycled_at = float(at) if self.recycles and at.replace(".", "", 1).isdigit() else None
+        self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
+        self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
     # -- run ----------------------------------------------------------------------------------------
 
@@ -107,17 +114,49 @@ class Daemon:
             self._bind()
             server = self._compose()
             server.start_workers()
+            if server.recycler is not None:
+                server.recycler.start()
             log.info("serving on %s", self.dirs.endpoint)
             server.serve_forever()
             log.info("stopping")
-            return 0
         finally:
             self._shutdown()
+        if self._recycle is not None and self._keep_lock:
+            self._reexec()  # returns only when the exec failed
+        return 0
 
     def request_stop(self) -> None:
+        """Stop for good (SIGTERM, SIGINT, the `shutdown` request): a restart in place asked for before is off."""
+        self._recycle = None
+        self._stop()
+
+    def _stop(self) -> None:
         self._stop_requested.set()
         if self.server is not None:
             self.server.stop()
+
+    def request_recycle(self, reason: str) -> None:
+        """Stop as for SIGTERM (the write in progress finishes, the graph is checkpointed and closed, the clean
+        marker written), then execute this same command again in this process: same pid, the PID lock handed
+        over, the socket bound again (`_reexec`). What the previous image freed but its allocator kept resident
+        is gone with it. Requests queued meanwhile are refused as `busy` with `restarting`, and a client that
+        sees that, or sees the socket gone while this pid lives, waits for it and sends its request again
+        (`nexus_client.Client`). The writer asks for it when idle (`recycle.Recycler`)."""
+        log.info("restarting in place (restart %d of this pid): %s", self.recycles + 1, reason)
+        self._recycle = reason
+        if self.server is not None:
+            self.server.restarting = True
+        self._stop()
+
+    def _reexec(self) -> None:
+        env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}"}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            os.execve(sys.executable, sys.orig_argv, env)
+        except OSError as exc:  # (the interpreter is gone: an upgrade moved it) stop; the next client starts one
+            self._lock.release()
+            print(f"nexusd: could not restart in place ({exc}); stopped", file=sys.stderr)
 
     # -- steps --------------------------------------------------------------------------------------
 
@@ -127,10 +166,12 @@ class Daemon:
         assert self.store is not None and self.server is not None
         info = DaemonInfo(
             pid=self.pid, started_at=self.started_at, dirs=self.dirs, recovery=self.recovery,
-            unclean_stop=self.unclean_stop,
+            unclean_stop=self.unclean_stop, recycles=self.recycles,
         )  # fmt: skip
         self.parts = app.build(info, self.store, self.server, self.request_stop)
         self.server.parts = self.parts
+        self.parts.request_recycle = self.request_recycle
+        self.server.recycler = Recycler(self.request_recycle, self.recycled_at)
         self.server.disk = self.disk
         self.parts.status_sections.append(lambda conn, args: ("health", recovery.health(self)))
         app.start(self.parts)
@@ -230,11 +271,13 @@ class Daemon:
             closed = recovery.close_store(self, self.dirs.state / CLEAN_MARKER)
             if self.server is not None:
                 self.dirs.socket.unlink(missing_ok=True)
-            log.info("stopped")
+            self._keep_lock = self._recycle is not None and closed
+            log.info("stopped" if not self._keep_lock else "stopped; starting again in place")
         except Exception:
             log.exception("error during shutdown")
         finally:
-            self._lock.release()
+            if not self._keep_lock:
+                self._lock.release()
             logging.shutdown()
         if not closed:
             # The database was left open on purpose (a full disk): Kuzu's destructor would checkpoint and

@@ -37,6 +37,7 @@ class DaemonInfo:
     dirs: Dirs
     recovery: dict[str, Any] | None  # the database was moved aside as unopenable: when, where, why
     unclean_stop: bool  # the last run did not stop cleanly: every code graph is rebuilt from the files
+    recycles: int = 0  # how many times this pid restarted itself in place (`Daemon.request_recycle`)
 
 
 @dataclass
@@ -54,3 +55,5 @@ class Parts:
     request_stop: Callable[[], None]
     views: ViewSnapshots  # the snapshots of the repositories' other worktrees (baseline + overlay)
     status_sections: list[StatusSection] = field(default_factory=list)
+    # The daemon's restart in place (`Daemon.request_recycle`, with its reason), set by the daemon once composed.
+    request_recycle: Callable[[str], None] | None = None

@@ -38,6 +38,7 @@ from .store import StoreError, StoreTimeout
 if TYPE_CHECKING:
     from .parts import Parts
     from .recovery import DiskGuard
+    from .recycle import Recycler
     from .store import Conn, Store
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ _PROGRESS = b"p"
 MAX_QUEUED_READS = 2_000
 MAX_QUEUED_WRITES = 10_000
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
+RESTART_LINGER_MS = 2000  # how long a restart in place lets queued replies go out before closing the socket
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
 INTERNAL_BUDGET_S = 5.0  # what `service_writes` spends on queued internal work at one safe point
 LONG_JOB_MAX_WAIT_S = 0.5  # a queued sync waits at most about this long behind quick writes
@@ -248,6 +250,9 @@ class Server:
         self._exclusive = False
         self._gate = threading.Condition()
         store.exclusive = self.exclusive
+        self.last_request_at = time.monotonic()  # the last client request received (NEXUS_RECYCLE_QUIET_S)
+        self.recycler: Recycler | None = None  # set by the daemon: the idle writer's restart-in-place check
+        self.restarting = False  # the stop in progress is a restart in place: refusals say so
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -310,13 +315,16 @@ class Server:
             thread.join(max(0.0, deadline - time.monotonic()))
         self._forward_replies()
         self.outbox.flush()
-        self.router.close(0)
+        # A restart in place lets the replies already made reach their clients (LINGER is 0 otherwise): a client
+        # sends a request again when it saw no reply, and one run twice must not be a lost reply's doing.
+        self.router.close(RESTART_LINGER_MS if self.restarting else 0)
         self.pull.close(0)
 
     # -- receiving ----------------------------------------------------------------------------------
 
     def _on_message(self, frames: list[bytes]) -> None:
         identity = frames[0]
+        self.last_request_at = time.monotonic()
         request_id: Any = None
         if not self.outbox.accepts(identity):
             return
@@ -391,11 +399,14 @@ class Server:
                     pass  # progress is advisory: drop it rather than block the loop
 
     def _refuse(self, job: Job, why: str) -> None:
+        # A restart in place says so: the client sends the request again once the socket is back.
+        error = (Busy("the daemon is restarting in place", data={"restarting": True}) if self.restarting
+                 else Busy(why))  # fmt: skip
         if job.done is not None:
-            job.outcome = Busy(why)
+            job.outcome = error
             job.done.set()
         if job.identity is not None:
-            self._send_final(job.identity, protocol.error_frame(job.request_id, Busy(why)))
+            self._send_final(job.identity, protocol.error_frame(job.request_id, error))
 
     # -- workers ------------------------------------------------------------------------------------
 
@@ -495,16 +506,23 @@ class Server:
         recovery.DiskGuard) and the C heap's free pages handed back after it (`gcpause.trim_heap`), then the
         graphs' invariant counts after a checkpoint folded in deletes (`LiveSync.check_after_deletes`), then
         freeing what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen heap
-        (`gcpause.reclaim`: the collection holds the interpreter meanwhile)."""
+        (`gcpause.reclaim`: the collection holds the interpreter meanwhile); last, once quiet, whether to restart
+        in place (`recycle.Recycler`)."""
         if self._active_reads or not self.read_queue.empty():
             return
+        recycler = self.recycler
         if self._dirty and self.store.checkpoint(conn):  # postponed while the disk is too full (recovery.py)
             self._dirty = False
             gcpause.trim_heap()  # what the writes and the checkpoint freed goes back to the system
+            if recycler is not None:
+                recycler.note()
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
-            self.parts.live.release_idle()
+            if self.parts.live.release_idle() and recycler is not None:
+                recycler.note()
         gcpause.reclaim()
+        if recycler is not None and self.parts is not None and not self._dirty:
+            recycler.consider(self.parts.live, self.last_request_at)
 
     def _run_task(self, job: Job, conn: Conn) -> None:
         try:

@@ -68,7 +68,8 @@ def status(ctx: Ctx, args: StatusArgs) -> dict[str, Any]:
             "version": __version__,
             "wire": WIRE_VERSION,
             "pid": info.pid,
-            "uptimeS": round(time.time() - info.started_at, 3),
+            "uptimeS": round(time.time() - info.started_at, 3),  # since the last restart in place, if any
+            "restartsInPlace": info.recycles,
             "socket": str(info.dirs.socket),
             "data": str(info.dirs.data),
             "log": str(info.dirs.log),
@@ -92,6 +93,12 @@ def shutdown(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
 
 if config.get("NEXUS_DEBUG_OPS"):
     # Test-only operations, registered only when the daemon is started with NEXUS_DEBUG_OPS=1.
+
+    @op("debug.recycle", lane="control", description="Restart the daemon in place now (tests the restart in place).")
+    def debug_recycle(ctx: Ctx, args: NoArgs) -> dict[str, Any]:
+        assert ctx.parts.request_recycle is not None
+        ctx.parts.request_recycle("asked by debug.recycle")
+        return {"restarting": True, "pid": ctx.parts.info.pid}
 
     @op("debug.raise", lane="read", description="Raise inside a handler (tests the crash barrier).")
     def debug_raise(ctx: Ctx, args: NoArgs) -> None:

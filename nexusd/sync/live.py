@@ -118,6 +118,11 @@ class LiveSync:
             release_heap(collect=True)
         return released
 
+    def holds_tables(self) -> bool:
+        """Some repository's symbol table is in memory, or a worktree view is (what a restart in place would
+        make the next edit rebuild: `recycle.Recycler`)."""
+        return bool(self.views) or any(eng.index is not None for eng in self.engines.values())
+
     def table_state(self, repo: Repo) -> str:
         """For `status`: the repository's symbol table is in memory ("held"), was let go when idle ("released": the
         next edit rebuilds it from the facts cache), or was not built in this run ("not built": the same)."""

@@ -1,0 +1,180 @@
+"""A daemon restarting itself in place (nexusd/recycle.py, `Daemon.request_recycle`): same pid, the PID lock never
+free, the graph and memory as they were, and clients that keep working through it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexusd import config
+from nexusd.paths import read_pid
+from nexusd.recycle import Recycler
+from tests.helpers import DaemonProcess, make_repo, wait_for
+
+SOURCE = {
+    "app/util.py": "def helper(x):\n    return x + 1\n",
+    "app/main.py": "from app.util import helper\n\n\ndef run():\n    return helper(2)\n",
+}
+
+
+def _restarted(c: Any, before: int) -> bool:
+    return int(c.request("status", {})["daemon"]["restartsInPlace"]) > before
+
+
+def test_a_restart_in_place_keeps_the_pid_the_graph_and_memory(daemon: DaemonProcess, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    with daemon.client() as c:
+        c.open()
+        c.request("index", {"repo": str(repo)}, timeout=120)
+        fact = c.request("remember", {"repo": str(repo), "text": "helper adds one", "about": "helper"})
+        assert c.request("status", {})["daemon"]["restartsInPlace"] == 0
+        assert c.request("debug.recycle", {})["pid"] == daemon.pid
+        # The same connection goes on: a request made while the daemon is away waits and is sent again.
+        wait_for(lambda: _restarted(c, 0), timeout=60, what="the restart in place")
+        status = c.request("status", {})
+        assert status["daemon"]["pid"] == daemon.pid
+        assert daemon.proc is not None and daemon.proc.poll() is None
+        assert read_pid(daemon.dirs.pidfile) == daemon.pid
+        impact = c.request("impact", {"repo": str(repo), "symbol": "helper"})
+        assert [r["name"] for r in impact["callers"]] == ["run"]
+        items = c.request("recall", {"repo": str(repo), "query": "helper adds one"})["items"]
+        assert fact["id"] in [i["id"] for i in items]
+    shown = daemon.cli("status")
+    assert shown.returncode == 0 and "restarted in place 1x" in shown.stdout, shown.stdout + shown.stderr
+    log = daemon.dirs.log.read_text()
+    assert "restarting in place (restart 1 of this pid): asked by debug.recycle" in log
+    assert "stopped; starting again in place" in log
+    # A clean stop before the exec: the next image trusted its graph instead of rebuilding it from the files.
+    assert "did not stop cleanly" not in log
+
+
+def test_requests_sent_through_the_restart_are_all_answered(daemon: DaemonProcess, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    with daemon.client() as c:
+        c.open()
+        c.request("index", {"repo": str(repo)}, timeout=120)
+    answers: list[str] = []
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        with daemon.client(timeout=60) as mine:
+            mine.open()
+            deadline = time.monotonic() + 8.0
+            while time.monotonic() < deadline:
+                try:
+                    found = mine.request("locate", {"repo": str(repo), "query": "helper", "limit": 3})
+                    answers.append(found["results"][0]["name"])
+                except BaseException as exc:  # noqa: BLE001 (collected and asserted below)
+                    errors.append(exc)
+                    return
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    with daemon.client() as c:
+        c.open()
+        c.request("debug.recycle", {})
+        wait_for(lambda: _restarted(c, 0), timeout=60, what="the restart in place")
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert answers and set(answers) == {"helper"}
+
+
+def test_no_other_daemon_takes_the_lock_while_one_restarts_in_place(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        c.open()
+        c.request("debug.recycle", {})
+        rivals = []
+        for _ in range(4):  # before, during and after the exec: the lock is never free
+            rivals.append(subprocess.run([sys.executable, "-m", "nexusd", "run"], env=daemon.env,
+                                         capture_output=True, text=True, timeout=60))  # fmt: skip
+            time.sleep(0.2)
+        wait_for(lambda: _restarted(c, 0), timeout=60, what="the restart in place")
+    assert [r.returncode for r in rivals] == [3, 3, 3, 3], [r.stderr for r in rivals]
+    assert read_pid(daemon.dirs.pidfile) == daemon.pid
+
+
+def test_a_stop_asked_for_during_a_restart_in_place_stops(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        c.open()
+        c.request("debug.recycle", {})
+        c.request("shutdown", {})
+    assert daemon.proc is not None
+    daemon.proc.wait(60)
+
+
+# -- when the writer asks for it (no daemon: the decision alone) ---------------------------------------------------
+
+
+class _Live:
+    def __init__(self, held: bool) -> None:
+        self.held = held
+
+    def holds_tables(self) -> bool:
+        return self.held
+
+
+@pytest.fixture
+def kept(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The MB the allocator keeps beyond its live objects, as the next readings will say (first: the baseline)."""
+    readings: list[int] = []
+    monkeypatch.setattr(Recycler, "kept_mb", staticmethod(lambda: (readings.pop(0), 400)))
+    monkeypatch.setenv("NEXUS_RECYCLE_MB", "128")
+    monkeypatch.setenv("NEXUS_RECYCLE_QUIET_S", "30")
+    config.reload()
+    yield readings
+    monkeypatch.undo()
+    config.reload()
+
+
+def test_the_writer_asks_only_when_quiet_with_no_table_and_past_the_start(kept: list[int]) -> None:
+    asked: list[str] = []
+    r = Recycler(asked.append)
+    long_ago = time.monotonic() - 60
+    kept.append(40)  # at start: what starting left (the baseline)
+    r.start()
+    assert not r.consider(_Live(False), long_ago)  # nothing let go or written since
+    r.note()
+    assert not r.consider(_Live(False), time.monotonic())  # a request came just now
+    assert not r.consider(_Live(True), long_ago)  # a table is held: its next edit would rebuild it
+    r.note()
+    kept.append(40 + 127)
+    assert not r.consider(_Live(False), long_ago)  # less than NEXUS_RECYCLE_MB beyond the start
+    r.note()
+    kept.append(40 + 128)
+    assert r.consider(_Live(False), long_ago)
+    assert len(asked) == 1 and "168 MB" in asked[0]
+    r.note()
+    assert not r.consider(_Live(False), long_ago)  # asked once; the restart is on its way
+
+
+def test_a_restart_in_place_waits_its_interval_after_the_last(kept: list[int]) -> None:
+    asked: list[str] = []
+    r = Recycler(asked.append, last_at=time.time() - 60)  # this pid restarted in place a minute ago
+    kept.append(0)
+    r.start()
+    r.note()
+    assert not r.consider(_Live(False), time.monotonic() - 60)
+    assert asked == [] and kept == []  # (not even measured)
+    r.last_at = time.time() - 601
+    kept.append(500)
+    assert r.consider(_Live(False), time.monotonic() - 60)
+
+
+def test_a_limit_of_zero_never_asks(kept: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEXUS_RECYCLE_MB", "0")
+    config.reload()
+    asked: list[str] = []
+    r = Recycler(asked.append)
+    r.note()
+    assert not r.consider(_Live(False), time.monotonic() - 60)
+    assert asked == [] and kept == []  # (not even measured)
