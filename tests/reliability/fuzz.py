@@ -24,12 +24,13 @@ from nexusd.errors import ERROR_CODES
 from tests.reliability.common import Raw, rss_kb
 
 # Operations that must not be fuzzed: they stop the daemon, register arbitrary directories, sleep on purpose,
-# build results as big as asked, run arbitrary Cypher, raise on purpose, or damage the graph so that the daemon
-# stops to set its file aside (each tested on its own elsewhere).
+# build results as big as asked, run arbitrary Cypher, raise on purpose, damage the graph so that the daemon
+# stops to set its file aside, or restart it in place (a raw frame is not sent again: each tested on its own
+# elsewhere).
 NOT_FUZZED = {
     "shutdown", "index", "repo.forget", "debug.sleep", "debug.big", "debug.cypher", "debug.raise",
     "debug.register_repo", "history.sync", "forget.value", "memory.import", "memory.forget",
-    "debug.damage_graph", "debug.damage_next_compaction",
+    "debug.damage_graph", "debug.damage_next_compaction", "debug.recycle",
 }  # fmt: skip
 _STRINGS = ["", "x", "../../etc/passwd", "/etc/shadow", "\x00", "é" * 50, "a\nb", "🙂", "%s%n", "' OR 1=1 --"]
 
