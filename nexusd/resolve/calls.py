@@ -51,6 +51,7 @@ provenance `name-only`, so their share and price can be measured.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from nexusd.parse.facts import CallFact, SymbolFact
 from nexusd.resolve.base import (
@@ -284,15 +285,15 @@ def _name_only(
     index: RepoIndex, name: str, path: str, kinds: frozenset[str], limit: int = MAX_CANDIDATES
 ) -> _Found:
     candidates: list[tuple[str, SymbolFact]] = []
-    by_path = index.definers.get(name)
-    if not by_path:
+    pairs = index.definers.get(name)
+    if not pairs:
         return []
-    for other in sorted(by_path):
-        for sym in by_path[other]:
-            if sym.kind in kinds and sym.occurrence == 0:
-                candidates.append((other, sym))
-                if len(candidates) > limit:
-                    return []
+    # By path, and within a file in document order (a stable sort of the pairs as indexed).
+    for other, sym in sorted(pairs, key=itemgetter(0)) if len(pairs) > 1 else pairs:
+        if sym.kind in kinds and sym.occurrence == 0:
+            candidates.append((other, sym))
+            if len(candidates) > limit:
+                return []
     if not candidates:
         return []
     share = min(0.5, 0.5 / len(candidates))
