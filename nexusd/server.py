@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from . import protocol, recovery
+from . import config, protocol, recovery
 from .errors import BadRequest, Busy, Internal, NexusError, NoSpace, Timeout, TooLarge
 from .opargs import Args, NoArgs
 from .parse import gcpause
@@ -504,7 +504,8 @@ class Server:
         """The writer's upkeep while it waits for work, only when no query runs or waits: a checkpoint after
         writes (no read transaction may be open, see store.py; only with room on the disk for it,
         recovery.DiskGuard) and the C heap's free pages handed back after it (`gcpause.trim_heap`), then the
-        graphs' invariant counts after a checkpoint folded in deletes (`LiveSync.check_after_deletes`), then
+        graphs' invariant counts after a checkpoint folded in deletes (`LiveSync.check_after_deletes`), the symbol
+        tables and query snapshots nothing needed for a while (`LiveSync.release_idle`, `Snapshots.evict_idle`), then
         freeing what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen heap
         (`gcpause.reclaim`: the collection holds the interpreter meanwhile); last, once quiet, whether to restart
         in place (`recycle.Recycler`)."""
@@ -518,7 +519,10 @@ class Server:
                 recycler.note()
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
-            if self.parts.live.release_idle() and recycler is not None:
+            released = self.parts.live.release_idle()
+            released += len(self.parts.snapshots.evict_idle(float(config.get("NEXUS_SNAPSHOT_IDLE_S")),
+                                                            keep=set(self.parts.views.held())))  # fmt: skip
+            if released and recycler is not None:
                 recycler.note()
         gcpause.reclaim()
         if recycler is not None and self.parts is not None and not self._dirty:

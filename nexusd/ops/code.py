@@ -454,6 +454,7 @@ def status_section(parts: Parts, conn: Conn, args: Scoped) -> tuple[str, Any]:
                 "diagnostics": diags,
                 "skipped": parts.live.skipped(repo),
                 "symbolTable": parts.live.table_state(repo),
+                "querySnapshot": parts.snapshots.state(repo.id),
             }
         )
     return "repos", out

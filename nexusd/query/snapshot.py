@@ -902,6 +902,9 @@ class Snapshots:
         self._builds: dict[str, _Build] = {}
         self._pre: dict[str, _Prebuild] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
+        self._used: dict[str, float] = {}  # repo id -> when a reader last asked for its snapshot (monotonic)
+        # repo id -> the stamp of the snapshot let go while idle (`evict_idle`): its saved file holds exactly it
+        self._evicted: dict[str, dict[str, Any]] = {}
         if directory is not None and directory.is_dir():  # what a prebuild left when its daemon died mid-index
             for stale in directory.glob("*.pre[0-9]*.snap"):
                 stale.unlink(missing_ok=True)
@@ -912,6 +915,7 @@ class Snapshots:
         (`madeBy`: index, engine, file or graph, see `loads`) and how long this call waited for it (`waitedMs`:
         0 when it was ready)."""
         t_start = time.perf_counter()
+        self._used[repo.id] = time.monotonic()
         snap = self._get(conn, repo)
         if info is not None:
             waited = time.perf_counter() - t_start
@@ -931,6 +935,7 @@ class Snapshots:
             if snap is None:
                 snap = self._snaps[repo.id] = Snapshot(repo.id)
                 self._stale.add(repo.id)
+                self._evicted.pop(repo.id, None)  # (its file is read below, as after a restart)
         if repo.id in self._stale:
             with snap.lock.write():
                 if repo.id in self._stale:
@@ -1162,6 +1167,7 @@ class Snapshots:
             build.done.set()
 
     def _loaded(self, repo: Repo, snap: Snapshot, source: str, t0: float) -> None:
+        self._used.setdefault(repo.id, time.monotonic())
         # A snapshot is about a million long-lived objects: without this every full collection (triggered by
         # the allocations of any answer) walks them all again, which showed as 100+ ms stalls in `paths`.
         # Frozen objects are still freed by reference counting when a snapshot is dropped.
@@ -1189,9 +1195,17 @@ class Snapshots:
                     build.done.set()
                 return
             snap = self._snaps.get(repo.id)
-            if snap is None or repo.id in self._stale:
+            evicted = self._evicted.pop(repo.id, None) if snap is None else None
+            if evicted is not None and not reload:
+                # Let go while idle: its saved file is the snapshot this batch follows. Taken back here (readers
+                # asking meanwhile wait the ~0.06 s of the load), then the batch is applied as if it had stayed.
+                snap = self._take_back(repo, evicted)
+                if snap is None:
+                    return  # (the file is gone or refused: the next reader reads the graph)
+                self._snaps[repo.id] = snap
+            elif snap is None or repo.id in self._stale:
                 return
-            if reload:
+            elif reload:
                 self._stale.add(repo.id)
                 return
         with snap.lock.write():
@@ -1208,6 +1222,52 @@ class Snapshots:
                 self._stale.add(repo.id)
                 return
         self._save_soon(repo.id, snap, self.save_delay_s if self.save_delay_s > 0 else 30.0)
+
+    def _take_back(self, repo: Repo, stamp: dict[str, Any]) -> Snapshot | None:
+        """The snapshot let go while idle (`evict_idle`), from its saved file (None when the file is gone or
+        refused). Called with `_lock` held."""
+        t0 = time.perf_counter()
+        fz = self._read_file(repo, stamp)
+        if fz is None:
+            return None
+        snap = Snapshot(repo.id)
+        snap.adopt(fz, int(stamp["version"]))
+        snap.stamp = stamp
+        self._loaded(repo, snap, "file", t0)
+        return snap
+
+    def evict_idle(self, idle_s: float, keep: set[str]) -> list[str]:
+        """Let go of the snapshots no reader asked for in `idle_s` seconds whose saved file holds them as they are
+        (compacted, saved at their version, nothing pending), except those of `keep` (repositories with worktree
+        views, built over them). The next reader loads the file again (~0.06 s for the standard library); a batch
+        that comes first takes it back and applies itself (`on_batch`). Returns the repository ids let go."""
+        if idle_s <= 0:
+            return []
+        now = time.monotonic()
+        gone: list[Snapshot] = []
+        ids: list[str] = []
+        with self._lock:
+            for rid, snap in list(self._snaps.items()):
+                if (rid in keep or rid in self._stale or rid in self._builds or rid in self._timers
+                        or rid in self._pre or now - self._used.get(rid, 0.0) < idle_s):  # fmt: skip
+                    continue
+                saved = self.saves.get(rid, {}).get("version")
+                loaded = self.loads.get(rid, {})
+                from_file = loaded.get("source") == "file" and loaded.get("version") == snap.version
+                if snap.frozen is None or snap.dirty or snap.stamp is None or not (saved == snap.version or from_file):
+                    continue
+                path = self._file(rid)
+                if path is None or not path.exists():
+                    continue
+                self._evicted[rid] = snap.stamp
+                gone.append(self._snaps.pop(rid))
+                ids.append(rid)
+        for snap in gone:
+            _let_go(snap)
+        if gone:
+            gone.clear()
+            gcpause.trim_heap()
+        return ids
 
     def apply_batch(self, repo: Repo, batch: CommittedBatch, conn: Conn) -> None:
         """Follow one committed batch (a listener on the writer thread): after a cold build, build the snapshot
@@ -1226,12 +1286,22 @@ class Snapshots:
         files = dict(batch.files) if batch.files is not None else None
         self.on_batch(repo, batch.paths, reload=False, conn=conn, files=files)
 
+    def state(self, repo_id: str) -> str:
+        """For `status`: the repository's query snapshot is in memory ("held"), was let go while idle and is in
+        its saved file ("let go"), or is not loaded in this run ("not loaded": the next query reads the file or
+        the graph)."""
+        with self._lock:
+            if repo_id in self._snaps or repo_id in self._builds:
+                return "held"
+            return "let go" if repo_id in self._evicted else "not loaded"
+
     def held(self) -> dict[str, list[str]]:
         """The repository ids each of this part's maps holds (`debug.retained`)."""
         with self._lock:
             return {"snapshots": sorted(self._snaps), "stale": sorted(self._stale), "builds": sorted(self._builds),
                     "timers": sorted(self._timers), "loads": sorted(self.loads), "saves": sorted(self.saves),
-                    "prebuilds": sorted(self._pre), "abandoned": sorted(self.abandoned)}  # fmt: skip
+                    "prebuilds": sorted(self._pre), "abandoned": sorted(self.abandoned),
+                    "evicted": sorted(self._evicted), "used": sorted(self._used)}  # fmt: skip
 
     def drop(self, repo_id: str) -> None:
         """Forget the repository's snapshot, its saved file and the figures of its last load and save."""
@@ -1242,6 +1312,8 @@ class Snapshots:
             timer = self._timers.pop(repo_id, None)
             pre = self._pre.pop(repo_id, None)
             self.loads.pop(repo_id, None)  # (status figures of a repository that is gone)
+            self._evicted.pop(repo_id, None)
+            self._used.pop(repo_id, None)
             self.saves.pop(repo_id, None)
             self.abandoned.pop(repo_id, None)
         if pre is not None:
