@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from nexus_client import connect  # noqa: E402
+from nexus_client.launcher import socket_ident  # noqa: E402
 
 from bench.harness import BenchDaemon, write_result  # noqa: E402
 from bench.index_bench import copy_stdlib, generate  # noqa: E402
@@ -271,14 +272,6 @@ RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table
 # NEXUS_RECYCLE_QUIET_S of that daemon: with no request for this long (after the release's reading) and no table
 # held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (128) it freed (nexusd/recycle.py)
 RECYCLE_QUIET_S = 120
-
-
-def socket_ident(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_ctime_ns
 
 
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:

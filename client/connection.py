@@ -19,7 +19,7 @@ from nexusd import __version__, paths, protocol
 from nexusd.errors import NexusError, Timeout, Unavailable, VersionMismatch, from_wire
 
 from . import launcher
-from .launcher import socket_alive
+from .launcher import socket_alive, socket_ident
 
 ProgressFn = Callable[[dict[str, Any]], None]
 DEFAULT_TIMEOUT_S = 30.0
@@ -27,15 +27,6 @@ LIVENESS_CHECK_S = 0.5
 RESTART_WAIT_S = 30.0  # how long a request waits for a daemon restarting in place to listen again
 RESENDS = 3  # how many times one request is sent again through restarts in place
 _ids = itertools.count(1)
-
-
-def _ident(path: str) -> tuple[int, int] | None:
-    """Which socket file is at `path` (inode, change time), None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_ctime_ns
 
 
 class _Restarting(Exception):
@@ -96,7 +87,7 @@ class Client:
         sock.setsockopt(zmq.MAXMSGSIZE, protocol.HARD_FRAME_BYTES)
         sock.connect(self.dirs.endpoint)
         self._sock = sock
-        self._socket_ident = _ident(str(self.dirs.socket))
+        self._socket_ident = socket_ident(self.dirs.socket)
 
     def _pid_alive(self) -> bool | None:
         """Whether the process that answered `hello` still exists (None: no `hello`, so no pid known)."""
@@ -144,7 +135,7 @@ class Client:
         `timeout` bounds the silence, not the whole request: each progress frame re-arms it, so a long
         index that keeps reporting never times out, and a dead daemon is noticed within `timeout`.
         """
-        if self._sock is None or _ident(str(self.dirs.socket)) != self._socket_ident:
+        if self._sock is None or socket_ident(self.dirs.socket) != self._socket_ident:
             self._connect()  # (first, or the daemon restarted since: a request waits on the socket it went to)
         assert self._sock is not None
         req_id = f"{self._prefix}{next(_ids)}"
@@ -173,7 +164,7 @@ class Client:
         deadline = time.monotonic() + RESTART_WAIT_S
         while True:
             alive = socket_alive(path)
-            if alive and (gone or _ident(path) != old):
+            if alive and (gone or socket_ident(path) != old):
                 return
             gone |= not alive
             if time.monotonic() > deadline or not self._pid_alive():
@@ -196,7 +187,7 @@ class Client:
             if not self._sock.poll(wait_ms, zmq.POLLIN):
                 if left > LIVENESS_CHECK_S:
                     alive = self._daemon_alive()
-                    if alive and _ident(str(self.dirs.socket)) == self._socket_ident:
+                    if alive and socket_ident(self.dirs.socket) == self._socket_ident:
                         continue
                     if resendable and self._pid_alive():
                         # The process lives and its socket went, or is a new one (a restart in place can take

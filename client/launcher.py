@@ -16,6 +16,16 @@ from nexusd.errors import Forbidden, Unavailable
 START_TIMEOUT_S = float(config.get("NEXUS_START_TIMEOUT"))
 
 
+def socket_ident(path: str | Path) -> tuple[int, int] | None:
+    """Which socket file is at `path` (inode, change time), None when there is none: a daemon that restarted in
+    place (same pid) bound a new one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
+
+
 def socket_alive(path: str | Path) -> bool:
     """True when something accepts connections on the socket path (docs/field-notes.md: 0.06 ms, before any zmq)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -4,7 +4,7 @@ so a lock left by a `kill -9`ed daemon is free again for the next start.
 fcntl is used directly (not a lock library) because we need the holder's pid inside the locked file
 and a non-blocking probe that names it.
 
-A daemon that restarts itself in place (`Daemon.recycle`: the same pid executes its command again) hands the
+A daemon that restarts itself in place (`Daemon.request_recycle`: the same pid executes its command again) hands the
 locked descriptor to its next image (`handover`, then `acquire` adopts it), so no other daemon can take the
 lock in between: an flock belongs to the open file, which an exec keeps when the descriptor is inheritable.
 """

@@ -34,6 +34,28 @@ FILES = {
 }
 
 
+# What varies between two snapshots answering from the same graph: timing, the watcher's state, how it was made.
+VARYING = ("tookMs", "snapshot", "freshness", "pendingPaths")
+
+
+def snapshot_questions(c: Client, root: Path) -> dict[str, dict[str, Any]]:
+    """The same questions of the FILES repository, to compare two snapshots' answers (`without_varying`)."""
+
+    def ask(op: str, **args: Any) -> dict[str, Any]:
+        return c.request(op, {"repo": str(root), **args}, timeout=60)
+
+    return {
+        "locate": ask("locate", query="helper"),
+        "locate words": ask("locate", query="normalize params"),
+        "callers": ask("neighbors", node="pkg/util.py:helper", direction="in", edgeKinds=["calls"]),
+        "impact": ask("impact", symbol="pkg/util.py:normalize"),
+    }
+
+
+def without_varying(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k not in VARYING}
+
+
 class Q:
     """A client bound to one repository: `q.op(name, **args)` sends the op with `repo`."""
 

@@ -9,26 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import DaemonProcess, make_repo, wait_for
-from tests.query.conftest import FILES
+from tests.query.conftest import FILES, snapshot_questions, without_varying
 
-VARYING = ("tookMs", "snapshot", "freshness", "pendingPaths")
 QUICK = {"NEXUS_SNAPSHOT_IDLE_S": "1", "NEXUS_SNAPSHOT_SAVE_S": "0.2"}
 
 
 def _questions(c: Any, root: Path) -> dict[str, dict[str, Any]]:
-    def ask(op: str, **args: Any) -> dict[str, Any]:
-        return c.request(op, {"repo": str(root), **args}, timeout=60)
-
-    return {
-        "locate": ask("locate", query="helper"),
-        "locate new": ask("locate", query="added_later"),
-        "callers": ask("neighbors", node="pkg/util.py:helper", direction="in", edgeKinds=["calls"]),
-        "impact": ask("impact", symbol="pkg/util.py:normalize"),
-    }
-
-
-def _strip(answer: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in answer.items() if k not in VARYING}
+    return {**snapshot_questions(c, root),
+            "locate new": c.request("locate", {"repo": str(root), "query": "added_later"}, timeout=60)}  # fmt: skip
 
 
 def _evicted(c: Any) -> list[str]:
@@ -52,7 +40,7 @@ def test_an_idle_snapshot_is_let_go_and_the_next_query_loads_its_file(tmp_path: 
             assert _evicted(c) == []
             assert c.request("status", {})["repos"][0]["querySnapshot"] == "held"
         for name in first:
-            assert _strip(first[name]) == _strip(again[name]), name
+            assert without_varying(first[name]) == without_varying(again[name]), name
     finally:
         d.stop()
         shutil.rmtree(d.home, ignore_errors=True)
@@ -81,7 +69,7 @@ def test_an_edit_while_the_snapshot_is_let_go_takes_it_back_and_applies_itself(t
             fresh = _questions(c, root)
         assert fresh["locate"]["snapshot"]["madeBy"] == "graph"
         for name in after:
-            assert _strip(after[name]) == _strip(fresh[name]), name
+            assert without_varying(after[name]) == without_varying(fresh[name]), name
     finally:
         d.stop()
         shutil.rmtree(d.home, ignore_errors=True)
