@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -295,8 +295,7 @@ class RepoIndex:
     def keep_derived(table: FileTable) -> FileTable:
         """`table` with what `set_file` derives from its facts kept on it (for a table put in more than once)."""
         if table.derived is None:
-            facts = table.facts
-            table.derived = (_provided(table), _referenced(facts), typedeps.dependents(facts) if facts.types else set())
+            table.derived = _derive(table)
         return table
 
     def set_file(self, facts: FileFacts, table: FileTable | None = None) -> set[str]:
@@ -305,7 +304,8 @@ class RepoIndex:
         old = self.tables.get(facts.path)
         if table is None or table.facts is not facts:
             table = FileTable(facts)
-        changed = _provided(old) ^ _provided(table)
+        derived = _derive(table)
+        changed = _provided(old) ^ derived[0]
         names = {n for n, _ in changed}
         if old is None:
             names |= _module_names(facts.path)
@@ -324,7 +324,7 @@ class RepoIndex:
                 else:
                     pairs.append((path, sym))
         referencers = self.referencers
-        for name in _refs(table):
+        for name in derived[1]:
             held = referencers.get(name)
             if held is None:
                 referencers[name] = path
@@ -332,7 +332,7 @@ class RepoIndex:
                 held.add(path)
             elif held != path:
                 referencers[name] = {held, path}
-        for mentioned, typed in _type_pairs(table):
+        for mentioned, typed in derived[2]:
             users = self.type_users[mentioned]
             users[typed] = users.get(typed, 0) + 1
         self._touch(facts.path)
@@ -522,12 +522,31 @@ class RepoIndex:
         return out
 
 
+def _derive(table: FileTable) -> tuple[set[tuple[str, str]], set[str], set[tuple[str, str]]]:
+    """(`_provided`, `_referenced`, the type dependency pairs) of a file, or what its table keeps: reading its
+    calls and type facts once for the three (they are packed: each reading makes the records again)."""
+    if table.derived is not None:
+        return table.derived
+    facts = table.facts
+    calls = list(facts.calls)
+    provided, referenced, dependents = typedeps.derive(facts, calls)
+    return _provided_here(table) | provided, _referenced_here(facts, calls) | referenced, dependents
+
+
 def _provided(table: FileTable | None) -> set[tuple[str, str]]:
     """(name, descriptor) pairs a file offers to others; a change in any pair is a change of that name."""
     if table is None:
         return set()
     if table.derived is not None:
         return table.derived[0]
+    out = _provided_here(table)
+    if table.facts.types:
+        out |= typedeps.provided(table.facts)
+    return out
+
+
+def _provided_here(table: FileTable) -> set[tuple[str, str]]:
+    """What `_provided` says without the type facts' part (typedeps.py)."""
     out: set[tuple[str, str]] = set()
     for sym in table.facts.symbols:
         if sym.kind == "module":
@@ -543,8 +562,6 @@ def _provided(table: FileTable | None) -> set[tuple[str, str]]:
             out.add(("*", f"star:{imp.specifier}"))
     for exported, local in table.exports.items():
         out.add((exported, f"export:{local}"))
-    if table.facts.types:
-        out |= typedeps.provided(table.facts)
     return out
 
 
@@ -573,8 +590,13 @@ def _module_names(path: str) -> set[str]:
 
 def _referenced(facts: FileFacts) -> set[str]:
     """Every name whose meaning could change this file's resolution (see `files_referencing`)."""
+    return _referenced_here(facts, facts.calls) | typedeps.referenced(facts)
+
+
+def _referenced_here(facts: FileFacts, calls: Iterable[CallFact]) -> set[str]:
+    """What `_referenced` says without the type facts' part (typedeps.py)."""
     refs: set[str] = set()
-    for call in facts.calls:
+    for call in calls:
         refs.add(call.name)
         if call.receiver:
             refs.add(call.receiver.split(".", 1)[0])
@@ -584,7 +606,6 @@ def _referenced(facts: FileFacts) -> set[str]:
         for base in sym.bases:
             refs.add(base.rsplit(".", 1)[-1])
             refs.add(base.split(".", 1)[0])
-    refs |= typedeps.referenced(facts)
     return refs
 
 
