@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,20 @@ def snapshot_questions(c: Client, root: Path) -> dict[str, dict[str, Any]]:
 
 def without_varying(answer: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in answer.items() if k not in VARYING}
+
+
+def answers_from_the_graph(
+    d: DaemonProcess, ask: Callable[[Client], dict[str, dict[str, Any]]]
+) -> dict[str, dict[str, Any]]:
+    """`ask`'s answers from a snapshot read from the graph afresh: the daemon restarted without its saved
+    snapshots."""
+    d.stop()
+    shutil.rmtree(d.dirs.data / "snapshots")
+    d.start()
+    with d.client() as c:
+        answers = ask(c)
+    assert all(a["snapshot"]["madeBy"] == "graph" for a in answers.values())
+    return answers
 
 
 class Q:

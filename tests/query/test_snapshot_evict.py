@@ -4,12 +4,11 @@ changes and nothing reads the graph."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from tests.helpers import DaemonProcess, make_repo, wait_for
-from tests.query.conftest import FILES, snapshot_questions, without_varying
+from tests.query.conftest import FILES, answers_from_the_graph, snapshot_questions, without_varying
 
 QUICK = {"NEXUS_SNAPSHOT_IDLE_S": "1", "NEXUS_SNAPSHOT_SAVE_S": "0.2"}
 
@@ -42,8 +41,7 @@ def test_an_idle_snapshot_is_let_go_and_the_next_query_loads_its_file(tmp_path: 
         for name in first:
             assert without_varying(first[name]) == without_varying(again[name]), name
     finally:
-        d.stop()
-        shutil.rmtree(d.home, ignore_errors=True)
+        d.cleanup()
 
 
 def test_an_edit_while_the_snapshot_is_let_go_takes_it_back_and_applies_itself(tmp_path: Path) -> None:
@@ -62,14 +60,8 @@ def test_an_edit_while_the_snapshot_is_let_go_takes_it_back_and_applies_itself(t
             assert after["locate"]["snapshot"]["madeBy"] == "file"  # its file, then the batch: not the graph
             assert [r["name"] for r in after["locate new"]["results"]][:1] == ["added_later"]
             assert "added_later" in {n["name"] for n in after["callers"]["neighbors"]}
-        d.stop()
-        shutil.rmtree(d.dirs.data / "snapshots")  # the same graph read afresh
-        d.start()
-        with d.client() as c:
-            fresh = _questions(c, root)
-        assert fresh["locate"]["snapshot"]["madeBy"] == "graph"
+        fresh = answers_from_the_graph(d, lambda c: _questions(c, root))
         for name in after:
             assert without_varying(after[name]) == without_varying(fresh[name]), name
     finally:
-        d.stop()
-        shutil.rmtree(d.home, ignore_errors=True)
+        d.cleanup()
