@@ -270,7 +270,7 @@ def parse_only(root: Path) -> dict[str, Any]:
 
 RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table goes after the settled reading
 # NEXUS_RECYCLE_QUIET_S of that daemon: with no request for this long (after the release's reading) and no table
-# held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (128) it freed (nexusd/recycle.py)
+# held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (64) it freed (nexusd/recycle.py)
 RECYCLE_QUIET_S = 120
 
 
