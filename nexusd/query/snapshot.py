@@ -1248,8 +1248,9 @@ class Snapshots:
         ids: list[str] = []
         with self._lock:
             for rid, snap in list(self._snaps.items()):
+                # (a snapshot no reader asked for yet counts as used when the store first sees it idle)
                 if (rid in keep or rid in self._stale or rid in self._builds or rid in self._timers
-                        or rid in self._pre or now - self._used.get(rid, 0.0) < idle_s):  # fmt: skip
+                        or rid in self._pre or now - self._used.setdefault(rid, now) < idle_s):  # fmt: skip
                     continue
                 saved = self.saves.get(rid, {}).get("version")
                 loaded = self.loads.get(rid, {})
