@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from nexus_client.connection import Client
+from nexus_client.launcher import socket_alive
 
 from nexusd import paths
 from nexusd.errors import Forbidden
@@ -248,7 +249,8 @@ def test_two_homes_of_one_user_get_two_sockets(tmp_path: Path) -> None:
     procs = [_start(envs[0]), _start(envs[1])]
     try:
         for d, proc in ((da, procs[0]), (db, procs[1])):
-            wait_for(lambda d=d, proc=proc: d.socket.exists() or proc.poll() is not None, 60, what="socket")
+            # listening, not only there: the socket file exists a moment before the daemon accepts on it
+            wait_for(lambda d=d, proc=proc: socket_alive(str(d.socket)) or proc.poll() is not None, 60, what="socket")
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         for d in (da, db):
             with Client(d).open() as c:
