@@ -1266,7 +1266,6 @@ class Snapshots:
         for snap in gone:
             _let_go(snap)
         if gone:
-            gone.clear()
             gcpause.trim_heap()
         return ids
 
