@@ -31,7 +31,7 @@ from ..repos import (
     require_repo,
     with_freshness,
 )
-from ..sync import graphwrite
+from ..sync import graphwrite, indexer
 from ..sync.indexer import SyncReport
 
 if TYPE_CHECKING:
@@ -281,6 +281,8 @@ if os.environ.get("NEXUS_DEBUG_OPS") == "1":
          "SIGKILL the daemon after the first committed part of the next chunked cold write (tests recovery)."),
         ("debug.damage_next_compaction", store.FAULTS, "compaction-mismatch",
          "Make the next compaction's rebuilt file count one row more than the live one, as damaged storage does."),
+        ("debug.slow_next_pack", indexer.FAULTS, "slow-pack",
+         "Make the next facts cache pack take 3 s more to write, as a big repository's does (tests the stop's wait)."),
     ):  # fmt: skip
         op(_name, lane="write", description=_what)(_arming(_faults, _fault))
 

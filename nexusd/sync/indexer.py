@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from .. import config, textsplit
 from ..batch import CommittedBatch, FileData
@@ -144,6 +144,10 @@ def _index_pack(pack: Path) -> dict[str, Any]:
     raise ValueError("truncated")
 
 
+# Test-only faults, armed by the debug ops (ops/code.py).
+FAULTS: dict[str, bool] = {}
+
+
 class FactsCache:
     """Extracted facts on disk, keyed by content hash, as JSON arrays (`parse.facts.facts_to_plain`): a
     format that decodes only to data, so whatever can write this directory cannot run code in the daemon, and
@@ -156,6 +160,10 @@ class FactsCache:
     """
 
     PACK_OVER = 64
+    # Pack writes still running, process-wide: `flush_packs` waits for them before the daemon stops or restarts
+    # in place (the writer threads are daemon threads, and an exec or an exit would cut a pack off half written).
+    _writing: ClassVar[set[threading.Thread]] = set()
+    _writing_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, root: Path):
         self.root = root / f"facts-v{FACTS_CACHE_VERSION}"
@@ -170,6 +178,7 @@ class FactsCache:
         """digest -> where its entry is in a pack (`_Entry`), or the entry itself for a pack of one line."""
         if self._packs is None:
             self._packs = {}
+            self._drop_stale_parts()
             for pack in sorted(self.root.glob("pack-*.json")):
                 try:
                     self._packs.update(_index_pack(pack))
@@ -181,6 +190,17 @@ class FactsCache:
                     except OSError:
                         pass
         return self._packs
+
+    def _drop_stale_parts(self) -> None:
+        """Delete packs another process was cut off writing (`pack-<ns>-<pid>.tmp`, never renamed): nothing
+        reads them, and each can be tens of MB. This process's own may be being written now: kept."""
+        mine = f"-{os.getpid()}.tmp"
+        for part in self.root.glob("pack-*.tmp"):
+            if not part.name.endswith(mine):
+                try:
+                    part.unlink()
+                except OSError:
+                    pass
 
     def release(self) -> None:
         self._packs = None
@@ -202,11 +222,35 @@ class FactsCache:
             for facts in items:
                 self.put(facts)
             return
-        # Off the sync's critical path: the cache only matters after a restart, and a pack that never got
-        # written costs a re-parse then, nothing more (written to a temp name, then renamed).
-        threading.Thread(target=self._write_pack, args=(items,), name="facts-cache", daemon=True).start()
+        # Off the sync's critical path: the cache only matters after a restart (written to a temp name, then
+        # renamed). A pack that never got written costs the next restart a re-parse of every file in it, and
+        # its first edit a graph write without a diff (the old facts of the edited file are gone): the
+        # standard library's took 52 s instead of 2 s. So a stop waits for it (`flush_packs`).
+        thread = threading.Thread(target=self._write_pack, args=(items,), name="facts-cache", daemon=True)
+        with FactsCache._writing_lock:
+            FactsCache._writing.add(thread)
+        thread.start()
+
+    @classmethod
+    def flush_packs(cls, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the pack writes still running; False when one is still running."""
+        deadline = time.monotonic() + timeout
+        with cls._writing_lock:
+            pending = list(cls._writing)
+        for thread in pending:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in pending)
 
     def _write_pack(self, items: list[FileFacts]) -> None:
+        try:
+            self._write_pack_file(items)
+        finally:
+            with FactsCache._writing_lock:
+                FactsCache._writing.discard(threading.current_thread())
+
+    def _write_pack_file(self, items: list[FileFacts]) -> None:
+        if FAULTS.pop("slow-pack", None):  # debug.slow_next_pack: a pack as long to write as a big repository's
+            time.sleep(3.0)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             target = self.root / f"pack-{time.time_ns()}-{os.getpid()}.json"

@@ -26,7 +26,7 @@ from ..parse.facts import FileFacts
 from ..repos import Repo, RepoRegistry, cold_write_pending, record_build, record_failure
 from ..store import StoreBusy, StoreError
 from . import graphwrite
-from .indexer import RepoSync, SyncReport, build_summary, release_heap
+from .indexer import FactsCache, RepoSync, SyncReport, build_summary, release_heap
 from .parsepool import ParsePool
 from .views import ViewSync
 from .watcher import Watcher
@@ -53,6 +53,9 @@ ViewListener = Callable[[Repo, str, "dict[str, FileData | None]"], None]
 # built while Kuzu writes); fn(repo, None) when that batch then failed.
 ColdListener = Callable[[Repo, "list[tuple[str, FileData]] | None"], None]
 RELEASE_MAX_FILES = 10_000  # a larger repository keeps its symbol table when idle (`release_idle`)
+# How long a stop waits for a facts cache pack still being written (the standard library's takes ~1-2 s): the
+# whole stop must fit in the service manager's TimeoutStopSec (30 s), the snapshots' save after it included.
+PACK_FLUSH_S = 10.0
 VIEW_SEP = "|"  # watch keys: a repository id, or "<repository id>|<view root>" for a view
 
 
@@ -490,6 +493,9 @@ class LiveSync:
         if self.watcher is not None:
             self.watcher.stop()
         self.pool.close()
+        if not FactsCache.flush_packs(PACK_FLUSH_S):
+            log.warning("a facts cache pack was still being written after %s s: the next start parses its files again",
+                        PACK_FLUSH_S)
 
 
 def _notify(listeners: list[Callable[..., Any]], what: str, *args: Any) -> None:
