@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import starmap
@@ -150,14 +151,19 @@ _FLAT: dict[str, tuple[type, attrgetter[Any]]] = {
 
 
 R = TypeVar("R", CallFact, TypeFact)
+# A blob this long or longer is deflated. A marshal blob of rows starts with a tuple's type code ("(" or ")",
+# maybe with marshal's reference flag), a zlib stream with 0x78 ("x"): the first byte says which one it is.
+_DEFLATE_FROM = 96
+_DEFLATED = b"x"
 
 
 class Packed(Sequence[R], Generic[R]):
-    """A file's call sites or type facts as the engine keeps them: their field tuples in one `marshal` blob, a
-    record made for each on every read (`CallFact(*row)`). These are most of a repository's records (the
-    standard library: 330,000 calls and 153,000 type facts, ~49 MB as objects, ~14.5 MB as blobs) and they are
-    read only when their own file is resolved, where a pass over all of them costs ~0.07 s. Read-only: code
-    that changes facts gives the field a new list (`intern_facts` packs it again).
+    """A file's call sites or type facts as the engine keeps them: their field tuples in one `marshal` blob,
+    deflated (zlib, level 1) when it is not tiny, a record made for each on every read (`CallFact(*row)`). These
+    are most of a repository's records (the standard library: 330,000 calls and 153,000 type facts, ~49 MB as
+    objects, ~14.5 MB as marshal blobs, ~4 MB deflated) and they are read only when their own file is indexed or
+    resolved, where inflating them all costs ~0.05 s. Read-only: code that changes facts gives the field a new
+    list (`intern_facts` packs it again).
 
     The blob never leaves the process that made it or a parser process of the same interpreter (marshal's
     format is the interpreter's own): the facts cache on disk is JSON (`facts_to_plain`)."""
@@ -175,11 +181,17 @@ class Packed(Sequence[R], Generic[R]):
 
     @classmethod
     def from_rows(cls, record: type[R], rows: tuple[tuple[Any, ...], ...]) -> Packed[R]:
-        return cls(record, marshal.dumps(rows), len(rows))
+        blob = marshal.dumps(rows)
+        if len(blob) >= _DEFLATE_FROM:
+            blob = zlib.compress(blob, 1)
+        return cls(record, blob, len(rows))
 
     def rows(self) -> tuple[tuple[Any, ...], ...]:
         """The field tuples, in declaration order (what `facts_to_plain` writes)."""
-        rows: tuple[tuple[Any, ...], ...] = marshal.loads(self._blob)
+        blob = self._blob
+        if blob[:1] == _DEFLATED:
+            blob = zlib.decompress(blob)
+        rows: tuple[tuple[Any, ...], ...] = marshal.loads(blob)
         return rows
 
     @property
@@ -187,7 +199,7 @@ class Packed(Sequence[R], Generic[R]):
         return self._blob
 
     def __iter__(self) -> Iterator[R]:
-        return starmap(self._cls, marshal.loads(self._blob))
+        return starmap(self._cls, self.rows())
 
     def __len__(self) -> int:
         return self._len

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 import shutil
 from pathlib import Path
 
@@ -74,6 +75,17 @@ def test_packed_records_read_back_field_for_field() -> None:
     assert calls[0] == facts.calls[0]
     assert Packed.of(CallFact, []) == [] and not Packed.of(CallFact, [])
     assert Packed.of(CallFact, calls) == calls  # packing packed records keeps them
+
+
+def test_a_long_blob_is_deflated_and_a_short_one_is_not() -> None:
+    many = [CallFact("f", f"callee_{i % 7}", "self", i) for i in range(300)]
+    packed = Packed.of(CallFact, many)
+    raw = len(marshal.dumps(packed.rows()))
+    assert packed.blob[:1] == b"x" and len(packed.blob) < raw / 3  # repeated names deflate well
+    assert list(packed) == many and packed.rows() == tuple((c.caller, c.name, c.receiver, c.line, c.is_new, c.chain)
+                                                           for c in many)  # fmt: skip
+    few = Packed.of(CallFact, many[:1])
+    assert few.blob[:1] != b"x" and list(few) == many[:1]  # (a stream's header would cost more)
 
 
 @pytest.mark.parametrize("way", ["pipe", "inline", "cache"])
