@@ -5,9 +5,12 @@ decode is moved aside and its files are parsed again."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import time
 from pathlib import Path
+
+import pytest
 
 from nexusd.parse.extract import extract
 from nexusd.parse.facts import facts_from_plain, facts_to_plain
@@ -29,6 +32,27 @@ def test_facts_round_trip_through_the_plain_encoding() -> None:
     facts = extract("pkg/m.py", module_source(3, 1).encode())
     assert facts.symbols and facts.calls and facts.imports
     assert facts_from_plain(facts_to_plain(facts)) == facts
+
+
+@pytest.mark.parametrize(
+    ("field", "row"),
+    [(7, [None, 3, None, 1, False, None]),  # a call's name not a string
+     (7, [None, "f", None, True, False, None]),  # its line a boolean
+     (7, [None, "f", None, 1, 0, None]),  # `new` not a boolean
+     (7, [None, "f", ["self"], 1, False, None]),  # a receiver not a string
+     (7, [None, "f", None, 1, False]),  # a field short
+     (7, "abcdef"),  # a row not an array
+     (8, ["var", None, "x", 7]),  # a type fact's expression not a string
+     (8, ["var", 1, "x", "?"]),  # its scope not a string
+     (5, ["function", "f", "f", "1", 2, "", "", None, [], True, "h", 0, 0, 0]),  # a symbol's line a string
+     (5, ["class", "C", "C", 1, 2, "", "", None, [3], True, "h", 0, 0, 0]),  # a base not a string
+     (5, ["function", "f", "f", 1, 2, "", "", None, [], 1, "h", 0, 0, 0])],  # `exported` not a boolean
+)  # fmt: skip
+def test_a_forged_row_in_the_plain_encoding_is_refused(field: int, row: object) -> None:
+    plain = json.loads(json.dumps(facts_to_plain(extract("pkg/m.py", module_source(3, 1).encode()))))
+    plain[field] = [*plain[field], row]
+    with pytest.raises(ValueError, match="not a facts record"):
+        facts_from_plain(plain)
 
 
 def test_planted_pickle_never_runs_and_a_damaged_pack_costs_a_reparse(tmp_path: Path) -> None:
