@@ -740,7 +740,7 @@ def _let_go(snap: Snapshot | None) -> None:
     """A snapshot no longer held by the store: its objects were frozen by `_loaded`, so any cycle among them is
     only freed by the writer's next `gcpause.reclaim`."""
     if snap is not None:
-        gcpause.dropped()
+        gcpause.dropped(snap)
 
 
 @functools.lru_cache(maxsize=262_144)

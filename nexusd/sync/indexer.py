@@ -430,7 +430,7 @@ class RepoSync:
     def reset(self) -> None:
         """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
         if self.index is not None:
-            gcpause.dropped()
+            gcpause.dropped(self.index)
         self.index = None
         self.facts.clear()
         self.last_batch = {}
@@ -444,7 +444,7 @@ class RepoSync:
         nothing to let go."""
         if self.index is None:
             return False
-        gcpause.dropped()
+        gcpause.dropped(self.index)
         self.index = None
         self.facts.clear()
         self.last_batch = {}

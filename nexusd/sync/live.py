@@ -143,8 +143,9 @@ class LiveSync:
         """The repository left (or moved): stop watching it and drop its engine (it holds the old root)."""
         if self.watcher is not None:
             self.watcher.unwatch(repo_id)
-        if self.engines.pop(repo_id, None) is not None:
-            gcpause.dropped()
+        eng = self.engines.pop(repo_id, None)
+        if eng is not None:
+            gcpause.dropped(eng, eng.index)
         for key in [k for k in self.views if k.split(VIEW_SEP, 1)[0] == repo_id]:
             self.forget_view(repo_id, key.split(VIEW_SEP, 1)[1])
 
@@ -153,8 +154,9 @@ class LiveSync:
         key = view_key(repo_id, root)
         if self.watcher is not None and self.watcher.get(key) is not None:
             self.watcher.unwatch(key)
-        if self.views.pop(key, None) is not None:
-            gcpause.dropped()
+        view = self.views.pop(key, None)
+        if view is not None:
+            gcpause.dropped(view)
 
     # -- views (the repository's other worktrees) ---------------------------------------------------------
 
