@@ -70,7 +70,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_RECYCLE_MB", int, 64, "A daemon that holds no symbol table and had no request for NEXUS_RECYCLE_QUIET_S restarts itself in place (same pid, lock and socket; a client waiting on it sends its request again) once Python's allocator keeps this many MB it freed but cannot give back to the system, in MB (0: never).", "daemon"),
     Setting("NEXUS_RECYCLE_QUIET_S", float, 30.0, "Seconds without a client request before the daemon may restart itself in place (NEXUS_RECYCLE_MB).", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
-    Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again and saved beside the graph (0: never saved; a restart then reads the graph).", "daemon"),
+    Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again (in a forked process, which saves it; the daemon reads the file back) and saved beside the graph (0: never saved, compacted in the daemon; a restart then reads the graph).", "daemon"),
     Setting("NEXUS_SNAPSHOT_IDLE_S", float, 0.0, "A repository whose query snapshot no query needed for this long lets it go once it is saved (the next query loads the file again, ~0.06 s for the standard library), in seconds (0, the default for now: never).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),
     Setting("NEXUS_SPOOL_INTERVAL", float, 30.0, "Seconds between ingests of the shell and git-hook spools.", "daemon"),
