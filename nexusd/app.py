@@ -130,6 +130,7 @@ def _opened(parts: Parts) -> None:
     parts.live.watch_all()
     parts.hooks.start()
     parts.live.catch_up(unclean_stop=parts.info.unclean_stop)
+    parts.live.rebuild_tables(parts.info.rebuild_tables)  # (after the catch-up: queued behind it)
     conn = parts.store.connect()
     try:
         parts.memory.start(conn, recreated=bool(parts.store.schema_report.get("memory_recreated")))

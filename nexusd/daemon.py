@@ -32,6 +32,7 @@ log = logging.getLogger("nexusd")
 
 CLEAN_MARKER = "clean-shutdown"
 RECYCLES_ENV = "_NEXUS_RECYCLES"  # how many times this pid restarted in place, and when last: "count time"
+REBUILD_ENV = "_NEXUS_REBUILD_TABLES"  # the repository ids whose symbol tables the image before held
 
 
 class Daemon:
@@ -57,7 +58,9 @@ class Daemon:
         count, _, at = os.environ.pop(RECYCLES_ENV, "").partition(" ")
         self.recycles = int(count) if count.isdigit() else 0
         self.recycled_at = float(at) if self.recycles and at.replace(".", "", 1).isdigit() else None
+        self.rebuild_tables = tuple(os.environ.pop(REBUILD_ENV, "").split())
         self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
+        self._rebuild: list[str] = []  # the symbol tables the next image rebuilds at once (`REBUILD_ENV`)
         self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
     # -- run ----------------------------------------------------------------------------------------
@@ -144,12 +147,18 @@ class Daemon:
         (`nexus_client.Client`). The writer asks for it when idle (`recycle.Recycler`)."""
         log.info("restarting in place (restart %d of this pid): %s", self.recycles + 1, reason)
         self._recycle = reason
+        if self.parts is not None:
+            try:
+                self._rebuild = self.parts.live.tables_to_rebuild() or []
+            except RuntimeError:  # (`debug.recycle` runs beside the writer: an engine came or went meanwhile)
+                self._rebuild = []
         if self.server is not None:
             self.server.restarting = True
         self._stop()
 
     def _reexec(self) -> None:
-        env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}"}
+        env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}",
+               REBUILD_ENV: " ".join(self._rebuild)}  # fmt: skip
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -166,7 +175,7 @@ class Daemon:
         assert self.store is not None and self.server is not None
         info = DaemonInfo(
             pid=self.pid, started_at=self.started_at, dirs=self.dirs, recovery=self.recovery,
-            unclean_stop=self.unclean_stop, recycles=self.recycles,
+            unclean_stop=self.unclean_stop, recycles=self.recycles, rebuild_tables=self.rebuild_tables,
         )  # fmt: skip
         self.parts = app.build(info, self.store, self.server, self.request_stop)
         self.server.parts = self.parts

@@ -38,6 +38,9 @@ class DaemonInfo:
     recovery: dict[str, Any] | None  # the database was moved aside as unopenable: when, where, why
     unclean_stop: bool  # the last run did not stop cleanly: every code graph is rebuilt from the files
     recycles: int = 0  # how many times this pid restarted itself in place (`Daemon.request_recycle`)
+    # The repositories whose symbol tables the image before a restart in place held: rebuilt at once from the
+    # facts cache (`LiveSync.rebuild_tables`), so their next edit does not pay for it.
+    rebuild_tables: tuple[str, ...] = ()
 
 
 @dataclass

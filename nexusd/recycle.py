@@ -8,15 +8,18 @@ after 600 s idle, the daemon held 369 MB resident where the same daemon restarte
 allocator's report said 171 MB of arenas for 19 MB of live objects (`gcpause.pymalloc_stats`). Nothing in
 Python can move a live object, so the only way to give that memory back is a new process image.
 
-So when the writer is idle, no request came for NEXUS_RECYCLE_QUIET_S (30 s), no repository holds a symbol table (their tables are
-what a restart would cost: the next edit rebuilds one from the facts cache) and the arenas hold at least
-NEXUS_RECYCLE_MB more than the live objects beyond what they held when the daemon began to serve (what
-starting up left: a restart would leave it again, so it never counts), the writer asks the daemon to restart in place
-(`Daemon.request_recycle`): same pid, the PID lock handed over across the exec, the socket bound again; the
-snapshots load from their files at the next query. It looks only after something was let go or written since
-it last looked (`note`), never while a table is held, so an editing session never pays it, and never sooner
-than MIN_INTERVAL_S after the last restart in place of this pid (should some start-up work leave that much
-behind each time, the daemon would otherwise restart over and over).
+So when the writer is idle, no request came for NEXUS_RECYCLE_QUIET_S (30 s), no symbol table is held that a
+restart may not let go (a worktree view's, or one of a repository over `live.RELEASE_MAX_FILES` files: the
+kernel's takes minutes to rebuild) and the arenas hold at least NEXUS_RECYCLE_MB more than the live objects beyond
+what they held when the daemon began to serve (what starting up left: a restart would leave it again, so it never
+counts), the writer asks the daemon to restart in place (`Daemon.request_recycle`): same pid, the PID lock handed
+over across the exec, the socket bound again; the snapshots load from their files at the next query, and the
+symbol tables the old image held are rebuilt at once from the facts cache (`LiveSync.rebuild_tables`), so the
+next edit does not pay for it. The standard library right after its cold index: 394 MB settled while its table
+was held, for as long as it was; restarted 30 s after the index, 248 MB with the table rebuilt (2.5 s), 294 MB
+after the next query, and an edit then took 0.11 s. It looks only after something was let go or written since it
+last looked (`note`), and never sooner than MIN_INTERVAL_S after the last restart in place of this pid (should some
+start-up work leave that much behind each time, the daemon would otherwise restart over and over).
 """
 
 from __future__ import annotations
@@ -65,12 +68,14 @@ class Recycler:
         if self.last_at is not None and time.time() - self.last_at < MIN_INTERVAL_S:
             return False
         self._due = False
-        if live.holds_tables():
+        tables = live.tables_to_rebuild()
+        if tables is None:
             return False
         kept, arenas = self.kept_mb()
         if kept - (self.baseline_mb or 0) < limit_mb:
             return False
         self.requested = True
+        held = f"{len(tables)} symbol table(s) rebuilt after it" if tables else "no symbol table is held"
         self.request(f"Python's allocator keeps {kept} MB it freed in {arenas} MB of arenas ({self.baseline_mb} MB "
-                     f"at start; NEXUS_RECYCLE_MB={limit_mb}); no symbol table is held")  # fmt: skip
+                     f"at start; NEXUS_RECYCLE_MB={limit_mb}); {held}")  # fmt: skip
         return True

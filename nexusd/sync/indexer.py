@@ -451,6 +451,10 @@ class RepoSync:
         self.released = True
         return True
 
+    def warm(self, conn: Conn) -> None:
+        """Build the symbol table now (from the facts cache, as the next sync would), if it is not in memory."""
+        self._ensure_index(conn, lambda _: None, set())
+
     def resolution_of(self, path: str) -> FileResolution | None:
         """What the graph holds for `path`'s edges: the last batch's resolution, or the table's resolution of
         the file now (the same, as long as no change was applied to the table since that batch was written)."""

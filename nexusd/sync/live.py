@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,10 +121,37 @@ class LiveSync:
             release_heap(collect=True)
         return released
 
-    def holds_tables(self) -> bool:
-        """Some repository's symbol table is in memory, or a worktree view is (what a restart in place would
-        make the next edit rebuild: `recycle.Recycler`)."""
-        return bool(self.views) or any(eng.index is not None for eng in self.engines.values())
+    def tables_to_rebuild(self) -> list[str] | None:
+        """The repositories whose symbol tables are in memory, which a restart in place would let go and the next
+        image rebuild at once from the facts cache (`rebuild_tables`); None when one held may not be let go so:
+        a worktree view's (its overlays are resolved against it), or one of over RELEASE_MAX_FILES files (the
+        kernel's takes minutes to rebuild). `recycle.Recycler` asks."""
+        if self.views:
+            return None
+        held = []
+        for rid, eng in self.engines.items():
+            if eng.index is not None:
+                if len(eng.facts) > RELEASE_MAX_FILES:
+                    return None
+                held.append(rid)
+        return sorted(held)
+
+    def rebuild_tables(self, repo_ids: Iterable[str]) -> None:
+        """Queue the rebuild of these repositories' symbol tables from the facts cache on the writer (after a
+        restart in place that let them go: what a cold index fragmented goes, the table stays)."""
+        for rid in repo_ids:
+            self.writer.submit_internal(functools.partial(self._rebuild_table, rid))
+
+    def _rebuild_table(self, repo_id: str, conn: Conn) -> None:
+        repo = self.repos.get(repo_id)
+        if repo is None or repo.missing:
+            return
+        eng = self.engine(repo)
+        if eng.index is None:
+            t0 = time.perf_counter()
+            eng.warm(conn)
+            log.info("rebuilt the symbol table of %s after the restart in place (%d files, %.1f s)", repo.root,
+                     len(eng.facts), time.perf_counter() - t0)  # fmt: skip
 
     def table_state(self, repo: Repo) -> str:
         """For `status`: the repository's symbol table is in memory ("held"), was let go when idle ("released": the
