@@ -809,16 +809,7 @@ class _Prebuild:
         then it is killed, so that nothing it could block on in the forked copy, e.g. a lock another thread held
         at the fork, can hold the writer)."""
         if self.pid:
-            limit_s = PREBUILD_WAIT_S if limit_s is None else limit_s
-            deadline = time.monotonic() + limit_s
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            while pid == 0 and time.monotonic() < deadline:
-                time.sleep(0.005)
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid == 0:
-                log.warning("query snapshot prebuild process %d still running after %.0f s; killed", self.pid, limit_s)
-                os.kill(self.pid, signal.SIGKILL)
-                _, status = os.waitpid(self.pid, 0)
+            status = _reap(self.pid, PREBUILD_WAIT_S if limit_s is None else limit_s, "prebuild")
             self.pid = 0
             assert self.path is not None and self.stamp is not None
             try:
@@ -839,6 +830,21 @@ class _Prebuild:
         """Not wanted any more: reap the process and remove its file, off the caller's thread."""
         if self.pid:
             threading.Thread(target=self.wait, name="snapshot-pre-reap", daemon=True).start()
+
+
+def _reap(pid: int, limit_s: float, what: str) -> int:
+    """The wait status of forked process `pid`, once it ended; killed if it runs past `limit_s` (so that nothing it
+    could block on in the forked copy, e.g. a lock another thread held at the fork, holds the caller)."""
+    deadline = time.monotonic() + limit_s
+    done, status = os.waitpid(pid, os.WNOHANG)
+    while done == 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if done == 0:
+        log.warning("query snapshot %s process %d still running after %.0f s; killed", what, pid, limit_s)
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    return status
 
 
 def _detach_from(parent: int) -> None:
@@ -901,16 +907,7 @@ class _FreezeApart:
     def wait(self) -> compact.Frozen | None:
         """The arrays the process saved, read back from its file (None when it failed, or ran past
         `FREEZE_APART_WAIT_S` and was killed; its file is then removed)."""
-        deadline = time.monotonic() + FREEZE_APART_WAIT_S
-        pid, status = os.waitpid(self.pid, os.WNOHANG)
-        while pid == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        if pid == 0:
-            log.warning("query snapshot compaction process %d still running after %.0f s; killed", self.pid,
-                        FREEZE_APART_WAIT_S)  # fmt: skip
-            os.kill(self.pid, signal.SIGKILL)
-            _, status = os.waitpid(self.pid, 0)
+        status = _reap(self.pid, FREEZE_APART_WAIT_S, "compaction")
         try:
             if os.waitstatus_to_exitcode(status) == 0:
                 return compact.load_file(self.path, self.stamp)

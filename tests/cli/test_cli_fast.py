@@ -27,7 +27,9 @@ VOLATILE = [
     (re.compile(r"pid \d+, up [^,]+, \d+ requests"), "pid P, up U, N requests"),
     (re.compile(r"just now|in \d+ \w+|\d+ (s|min|h|days) ago"), "AGO"),
     # (`reopens`: the store reopens at its idle checkpoint after a cold index, which may fall between the two calls)
-    (re.compile(r'"(uptimeS|requests|pid|freeBytes|fileBytes|reopens|[a-zA-Z]*At|at)": [0-9.e+-]+'), r'"\1": X'),
+    (re.compile(r'"(uptimeS|requests|pid|freeBytes|fileBytes|reopens|anonAfterOpenBytes|[a-zA-Z]*At|at)": [0-9.e+-]+'),
+     r'"\1": X'),
+    (re.compile(r'"reopenReasons": \{[^}]*\}'), '"reopenReasons": X'),  # (with `reopens`, and what it measured)
 ]
 
 
