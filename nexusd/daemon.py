@@ -60,7 +60,6 @@ class Daemon:
         self.recycled_at = float(at) if self.recycles and at.replace(".", "", 1).isdigit() else None
         self.rebuild_tables = tuple(os.environ.pop(REBUILD_ENV, "").split())
         self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
-        self._rebuild: list[str] = []  # the symbol tables the next image rebuilds at once (`REBUILD_ENV`)
         self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
     # -- run ----------------------------------------------------------------------------------------
@@ -147,18 +146,16 @@ class Daemon:
         (`nexus_client.Client`). The writer asks for it when idle (`recycle.Recycler`)."""
         log.info("restarting in place (restart %d of this pid): %s", self.recycles + 1, reason)
         self._recycle = reason
-        if self.parts is not None:
-            try:
-                self._rebuild = self.parts.live.tables_to_rebuild() or []
-            except RuntimeError:  # (`debug.recycle` runs beside the writer: an engine came or went meanwhile)
-                self._rebuild = []
         if self.server is not None:
             self.server.restarting = True
         self._stop()
 
     def _reexec(self) -> None:
+        # The symbol tables this image held when it stopped (the writer drained: none changes now), for the next
+        # image to rebuild at once.
+        held = (self.parts.live.tables_to_rebuild() if self.parts is not None else None) or []
         env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}",
-               REBUILD_ENV: " ".join(self._rebuild)}  # fmt: skip
+               REBUILD_ENV: " ".join(held)}  # fmt: skip
         sys.stdout.flush()
         sys.stderr.flush()
         try:

@@ -314,12 +314,6 @@ def _int(v: Any) -> int:
     return v
 
 
-def _bool(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ValueError("expected a boolean")
-    return v
-
-
 def _list(v: Any) -> list[Any]:
     if not isinstance(v, list | tuple):  # JSON gives lists; `facts_to_plain` itself makes tuples
         raise ValueError("expected a list")

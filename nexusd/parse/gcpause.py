@@ -269,21 +269,17 @@ def _malloc_arenas() -> int:
 RETRY_S = 2.0
 RETRY_MAX_S = 300.0
 
-_dropped = threading.Event()
 _watch_lock = threading.Lock()
 _watched: list[weakref.ref[Any]] = []
 _retry = {"at": 0.0, "delay": RETRY_S}
 
 
 def dropped(*let_go: object) -> None:
-    """Something that may hold reference cycles (a symbol table, an engine, a snapshot: `let_go`) was let go."""
+    """Something that may hold reference cycles (a symbol table, an engine, a snapshot: `let_go`, None skipped) was
+    let go: the next `reclaim` collects, whatever the back-off says."""
     with _watch_lock:
-        for obj in let_go:
-            try:
-                _watched.append(weakref.ref(obj))
-            except TypeError:  # (not weakly referable: collected once, as before)
-                pass
-    _dropped.set()
+        _watched.extend(weakref.ref(obj) for obj in let_go if obj is not None)
+        _retry["at"] = 0.0
 
 
 def _still_alive() -> int:
@@ -293,15 +289,14 @@ def _still_alive() -> int:
 
 
 def reclaim(*, force: bool = False) -> float | None:
-    """When something was `dropped()` since the last reclaim (or `force`), or something dropped is still alive and
-    the back-off allows: one full collection that reaches the frozen objects too, then the survivors frozen again if
+    """When something `dropped()` is still alive (its next reclaim after the drop, then as the back-off allows), or
+    `force`: one full collection that reaches the frozen objects too, then the survivors frozen again if
     the heap was frozen. Returns the seconds it took (None when there was nothing to do). The collection holds the
     interpreter for its duration (0.03-0.1 s for a daemon holding flask; it grows with the heap), so it runs where
     nothing waits on it (the idle writer, after a big batch)."""
     now = time.monotonic()
-    if not (force or _dropped.is_set() or (_still_alive() and now >= _retry["at"])):
+    if not (force or (now >= _retry["at"] and _still_alive())):
         return None
-    _dropped.clear()
     t0 = time.perf_counter()
     frozen = gc.get_freeze_count()
     gc.unfreeze()

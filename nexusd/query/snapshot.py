@@ -861,35 +861,32 @@ def _detach_from(parent: int) -> None:
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 
 
-def _build_in_child(
-    parent: int, repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]
-) -> None:
-    """In the forked process: build, save, exit (never returns; runs nothing of the parent's at exit)."""
+def _in_child(parent: int, work: Callable[[], object]) -> None:
+    """In a forked process: detach from `parent`, run `work`, exit 0 (1 if it raised). Never returns; runs nothing
+    of the parent's at exit. The parent sees the exit code and does the work itself when it is not 0."""
     code = 1
     try:
         gc.disable()  # (not `_gc_paused`: its lock may have been held by another thread at the fork)
         _detach_from(parent)
-        compact.save(compact.build(repo_id, files), path, stamp, durable=False)
+        work()
         code = 0
-    except BaseException:  # noqa: BLE001 - the parent sees the exit code and builds it itself
+    except BaseException:  # noqa: BLE001 - (see the exit code)
         pass
     finally:
         os._exit(code)
+
+
+def _build_in_child(
+    parent: int, repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]
+) -> None:
+    """In the forked process: build, save, exit."""
+    _in_child(parent, lambda: compact.save(compact.build(repo_id, files), path, stamp, durable=False))
 
 
 def _freeze_in_child(parent: int, snap: Snapshot, path: Path, stamp: dict[str, Any]) -> None:
     """In the forked process: compact `snap` as it was at the fork, save it (durably: the parent renames this very
-    file into place), exit. Never returns; runs nothing of the parent's at exit."""
-    code = 1
-    try:
-        gc.disable()  # (as `_build_in_child`)
-        _detach_from(parent)
-        compact.save(compact.freeze(snap), path, stamp)
-        code = 0
-    except BaseException:  # noqa: BLE001 - the parent sees the exit code and compacts in process
-        pass
-    finally:
-        os._exit(code)
+    file into place), exit."""
+    _in_child(parent, lambda: compact.save(compact.freeze(snap), path, stamp))
 
 
 # The longest a compaction in a forked process may take before it is killed (the kernel's took 200 s in process).
