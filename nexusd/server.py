@@ -49,6 +49,7 @@ _PROGRESS = b"p"
 MAX_QUEUED_READS = 2_000
 MAX_QUEUED_WRITES = 10_000
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
+HEARTBEAT_S = float(config.get("NEXUS_HEARTBEAT_S"))  # a long request's silence before the loop says it is alive
 RESTART_LINGER_MS = 2000  # how long a restart in place lets queued replies go out before closing the socket
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
 INTERNAL_BUDGET_S = 5.0  # what `service_writes` spends on queued internal work at one safe point
@@ -163,6 +164,14 @@ class Job:
     task: Callable[[Conn], Any] | None = None  # internal work for the writer (sync batches)
     done: threading.Event | None = None
     outcome: Any = None
+    # For the socket loop's heartbeat of a long request (`Server._heartbeat`): when it came, when its client
+    # last got a frame, the phase its last progress frame named, whether a worker took it and whether it ended.
+    # Written by the worker, read by the loop: single attribute stores, each whole under the GIL.
+    received: float = 0.0
+    last_frame: float = 0.0
+    phase: Any = None
+    started: bool = False
+    finished: bool = False
 
 
 class WriteQueue:
@@ -253,6 +262,8 @@ class Server:
         self.last_request_at = time.monotonic()  # the last client request received (NEXUS_RECYCLE_QUIET_S)
         self.recycler: Recycler | None = None  # set by the daemon: the idle writer's restart-in-place check
         self.restarting = False  # the stop in progress is a restart in place: refusals say so
+        self._long_jobs: list[Job] = []  # long requests not answered yet (`_heartbeat`), owned by the loop
+        self._next_beat = 0.0
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -295,7 +306,35 @@ class Server:
                     except zmq.Again:
                         break
                     self._on_message(frames)
+            if self._long_jobs and time.monotonic() >= self._next_beat:
+                self._heartbeat()
         self._forward_replies()
+
+    def _heartbeat(self) -> None:
+        """A progress frame to each long request (index, sync, history ingest) whose client heard nothing for
+        HEARTBEAT_S: `{phase, heartbeat: true, seconds}`, the phase its last progress frame named ("queued"
+        while it waits for the writer). Clients time out on silence and every frame restarts their clock, but
+        some steps of a long job say nothing for minutes (a 78,000-file repository's write: ~2 min): without
+        this, `nexus index` of one gave up with "no answer within 120s" while the daemon went on and finished.
+        Sent from the loop, which owns the socket, so a worker busy inside one statement is covered too; it
+        stops once the job ended or passed its deadline."""
+        now = time.monotonic()
+        self._next_beat = now + min(1.0, HEARTBEAT_S / 2)
+        live = []
+        for job in self._long_jobs:
+            if job.finished or now > job.deadline:
+                continue
+            live.append(job)
+            if now - job.last_frame < HEARTBEAT_S or job.identity is None or job.identity in self.outbox.backlogs:
+                continue
+            phase = (job.phase or "working") if job.started else "queued"
+            data = {"phase": phase, "heartbeat": True, "seconds": round(now - job.received)}
+            try:
+                self.router.send_multipart([job.identity, protocol.progress_frame(job.request_id, data)], zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # advisory, as every progress frame: a peer that went or does not read loses it
+            job.last_frame = now
+        self._long_jobs = live
 
     def drain_and_close(self, timeout_s: float = 30.0) -> None:
         """Let the write in progress finish (commit or roll back), refuse the rest, stop the threads."""
@@ -359,7 +398,11 @@ class Server:
             else:
                 if self.write_queue.qsize() >= MAX_QUEUED_WRITES:
                     raise Busy("too many writes waiting", hint="retry in a moment")
-                self.write_queue.put(Job(identity, req.id, spec, args, deadline), quick=not spec.long)
+                job = Job(identity, req.id, spec, args, deadline)
+                if spec.long:
+                    job.received = job.last_frame = time.monotonic()
+                    self._long_jobs.append(job)
+                self.write_queue.put(job, quick=not spec.long)
         except NexusError as exc:
             self._send_final(identity, protocol.error_frame(request_id, exc))
         except Exception as exc:  # the crash barrier of the loop itself
@@ -402,6 +445,7 @@ class Server:
         # A restart in place says so: the client sends the request again once the socket is back.
         error = (Busy("the daemon is restarting in place", data={"restarting": True}) if self.restarting
                  else Busy(why))  # fmt: skip
+        job.finished = True
         if job.done is not None:
             job.outcome = error
             job.done.set()
@@ -559,6 +603,14 @@ class Server:
     def _run(self, job: Job, conn: Conn, push: zmq.Socket) -> bytes:
         """Run one request behind the crash barrier; always returns exactly one final frame."""
         assert job.spec is not None
+        job.started = True
+        try:
+            return self._answer(job, conn, push)
+        finally:
+            job.finished = True  # (before the final frame is pushed: no heartbeat after it)
+
+    def _answer(self, job: Job, conn: Conn, push: zmq.Socket) -> bytes:
+        assert job.spec is not None
         if time.monotonic() > job.deadline:
             return protocol.error_frame(job.request_id, Timeout(f"{job.spec.name} waited past its time bound"))
         last = [0.0]
@@ -566,9 +618,11 @@ class Server:
 
         def progress(data: dict[str, Any]) -> None:
             now = time.monotonic()
+            if "phase" in data:
+                job.phase = data["phase"]
             if identity is None or (now - last[0] < PROGRESS_INTERVAL_S and not data.get("final")):
                 return
-            last[0] = now
+            last[0] = job.last_frame = now
             push.send_multipart([_PROGRESS, identity, protocol.progress_frame(job.request_id, data)])
 
         assert self.parts is not None

@@ -128,3 +128,51 @@ def test_slow_request_does_not_block_the_loop(daemon: DaemonProcess) -> None:
         assert time.monotonic() - t0 < 1.5  # answered while the slow one still runs
         t.join(10)
         assert progress and "left" in progress[0]
+
+
+def _stall(client, seconds: float, frames: list[dict]) -> dict:  # type: ignore[no-untyped-def]
+    return client.request("debug.stall", {"seconds": seconds}, progress=frames.append, timeout=1.5)
+
+
+def test_a_silent_long_request_gets_heartbeats_and_is_not_given_up() -> None:
+    """A long job that reports nothing for longer than the client's timeout (a large repository's write) is
+    answered: the socket loop sends a heartbeat frame every NEXUS_HEARTBEAT_S, naming the last phase, and every
+    frame restarts the client's clock. A second long request waiting behind it hears "queued"."""
+    import threading
+
+    d = DaemonProcess(env={"NEXUS_DEBUG_OPS": "1", "NEXUS_HEARTBEAT_S": "0.4"}).start()
+    try:
+        with d.client() as first, d.client() as second:
+            frames: list[dict] = []
+            behind: list[dict] = []
+            got: dict = {}
+            t = threading.Thread(target=lambda: got.update(second=_stall(second, 0.5, behind)))
+            started = threading.Thread(target=lambda: got.update(first=_stall(first, 4.0, frames)))
+            started.start()
+            wait_for(lambda: frames, what="the first progress frame")
+            t.start()
+            started.join(30)
+            t.join(30)
+        assert got == {"first": {"stalled": 4.0}, "second": {"stalled": 0.5}}, got
+        beats = [f for f in frames if f.get("heartbeat")]
+        assert len(beats) >= 5, frames
+        assert {f["phase"] for f in beats} == {"stalling"}, beats
+        seconds = [f["seconds"] for f in beats]
+        assert seconds == sorted(seconds) and seconds[-1] >= 3, seconds
+        assert [f["phase"] for f in behind if f.get("heartbeat")][:3] == ["queued"] * 3, behind
+    finally:
+        d.cleanup()
+
+
+def test_without_heartbeats_the_same_request_is_given_up() -> None:
+    """The control of the test above: with heartbeats rarer than the client's timeout, the client gives up on the
+    silence (so the test above passes because of them)."""
+    from nexusd.errors import Timeout
+
+    d = DaemonProcess(env={"NEXUS_DEBUG_OPS": "1", "NEXUS_HEARTBEAT_S": "60"}).start()
+    try:
+        with d.client() as c:
+            with pytest.raises(Timeout):
+                _stall(c, 4.0, [])
+    finally:
+        d.cleanup()

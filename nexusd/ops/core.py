@@ -121,6 +121,18 @@ if config.get("NEXUS_DEBUG_OPS"):
             time.sleep(0.01)
         return {"slept": args.seconds}
 
+    @op(
+        "debug.stall",
+        lane="write",
+        long=True,
+        description="Hold the writer as a long job that reports one phase, then nothing (tests the heartbeat).",
+        args=SleepArgs,
+    )
+    def debug_stall(ctx: Ctx, args: SleepArgs) -> dict[str, Any]:
+        ctx.progress({"phase": "stalling", "message": "then silent"})
+        time.sleep(args.seconds)
+        return {"stalled": args.seconds}
+
     @dataclass(frozen=True, kw_only=True)
     class EchoArgs(Args):
         open_ended = True

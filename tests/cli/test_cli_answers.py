@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from nexus_client.progress import ProgressBar
 
 from .conftest import Indexed
@@ -183,6 +184,24 @@ def test_progress_bar_ends_at_100_percent_even_without_the_last_frame() -> None:
     except RuntimeError:
         pass
     assert failed.percent == 30.0  # a failure is not drawn as done
+
+
+def test_heartbeats_draw_one_line_that_says_the_step_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """A long silent step (the daemon's heartbeat frames) is one line rewritten in place below the finished
+    bar, naming the step and how long the request has run; a bar of that very step still moving wins."""
+    bar = ProgressBar("indexing")
+    with bar:
+        bar.update({"phase": "resolve", "done": 4, "total": 10})
+        bar.update({"phase": "resolve", "heartbeat": True, "seconds": 11})  # its own bar says enough
+        assert "still running" not in capsys.readouterr().err
+        bar.update({"phase": "write", "heartbeat": True, "seconds": 12})
+        bar.update({"phase": "write", "heartbeat": True, "seconds": 22})
+    err = capsys.readouterr().err
+    assert (
+        "indexing (write): still running, 12 s" in err and "indexing (write): still running, 22 s" in err
+    ), err
+    assert err.count("\r") >= 2 and err.endswith("\n"), repr(err)
+    assert bar.percent == 100.0  # the resolve bar was drawn complete when the write began
 
 
 def test_completion_scripts(indexed: Indexed) -> None:
