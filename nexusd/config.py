@@ -58,7 +58,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_PARSE_IDLE_S", float, 30.0, "Parser workers idle this long exit (down to NEXUS_PARSE_WARM of them); the next batch starts them again.", "daemon"),
     Setting("NEXUS_PARSE_WARM", int, 0, "Parser workers kept warm when idle.", "daemon"),
     Setting("NEXUS_MAX_FILES", int, 200_000, "A first index of a tree with more files than this is refused (0: no cap).", "daemon"),
-    Setting("NEXUS_COMPACT_MIN_MB", int, 128, "The database file is rebuilt compact (in a child process, while the daemon runs) once it is larger than this, in MB, and NEXUS_COMPACT_RATIO times its live data (0: never).", "daemon"),
+    Setting("NEXUS_COMPACT_MIN_MB", int, 128, "The database file is rebuilt compact (in a child process, while the daemon runs) once it is larger than this, in MB, and NEXUS_COMPACT_RATIO times its live data, unless its live data is more than the buffer pool can export (0: never).", "daemon"),
     Setting("NEXUS_COMPACT_RATIO", float, 4.0, "How many times its live data the database file may grow to before it is rebuilt compact.", "daemon"),
     Setting("NEXUS_REOPEN_CHECKPOINTS", int, 200, "The daemon closes and reopens its database after this many checkpoints (Kuzu keeps ~0.3 MB per checkpoint until it closes; 0: never).", "daemon"),
     Setting("NEXUS_REOPEN_GROWTH_MB", int, 64, "The daemon also reopens its database at a checkpoint once its anonymous memory is this many MB above what it was after the last reopen (Kuzu's buffer pool gives its pages back only when the database closes; 0: never).", "daemon"),

@@ -371,7 +371,7 @@ class Store:
         self._compact_ratio = max(1.5, float(config.get("NEXUS_COMPACT_RATIO")))
         self._compact_base: int | None = None  # the file's size right after its last compaction (read at open)
         self._compact_at = self._compact_min
-        self.compactions: dict[str, Any] = {"count": 0, "failed": 0, "last": None}
+        self.compactions: dict[str, Any] = {"count": 0, "failed": 0, "tooLarge": 0, "last": None}
         self._open_lock = threading.RLock()
         self._opening = False
         self._ready = False
@@ -691,14 +691,35 @@ class Store:
         size = self.file_bytes()
         if size < self._compact_at:
             return False
-        # Over the threshold (NEXUS_COMPACT_MIN_MB, or the ratio times the size the last compaction left): a
-        # file never compacted is compacted once to learn its live size, which the sidecar then remembers.
+        # Over the threshold (NEXUS_COMPACT_MIN_MB, or the ratio times the size the last compaction left).
         # Each compaction costs about one export and one bulk load of the live rows, and the next one waits
         # for the file to grow the ratio over them, so the work stays proportional to what was written.
         try:
             live = self.live_bytes(conn)
         except StoreError as exc:
             log.info("compaction check postponed: %s", exc)
+            return False
+        if self._compact_base is None and size < self._compact_ratio * live:
+            # A file never compacted whose rows fill it (a cold index's bulk load) has nothing to give back:
+            # its size is remembered as if a compaction had left it, and the bound over it (`_next_compaction`)
+            # takes over. Compacting it "to learn its size" cost the kernel's 956 MB file a failed export of
+            # 7 s on the writer right after its index, and again at every start.
+            log.info("the database file is dense (%d MB, %d MB of it in column chunks): not compacted",
+                     size >> 20, live >> 20)  # fmt: skip
+            self._set_base(size)
+            return False
+        if live > self.buffer_pool_bytes:
+            # A compaction moves every row through a buffer pool of the daemon's size (the export here, the
+            # load in the child), and every one seen to fail had more column data than that pool: a history's
+            # 93 MB with 64 MB (it succeeds with 384), the kernel's 781 MB with 384 ("Buffer manager exception:
+            # ... the buffer pool is full", after ~7 s of the writer each time). Not tried; checked again once
+            # the file doubled (a larger NEXUS_BUFFER_POOL_MB makes room).
+            self.compactions["tooLarge"] += 1
+            self._compact_at = max(self._compact_min, 2 * size)
+            self._write_sidecar(retry_at=self._compact_at)
+            log.warning("the database file (%d MB, %d MB of column chunks) is not compacted: its rows are more "
+                        "than the %d MB buffer pool can export (NEXUS_BUFFER_POOL_MB)", size >> 20, live >> 20,
+                        self._buffer_pool_mb)  # fmt: skip
             return False
         return self.compact(conn, live_bytes=live)
 
@@ -768,8 +789,9 @@ class Store:
         after = self.file_bytes()
         if ok:
             self._set_base(after)
-        else:  # try again once the file doubled
-            self._compact_at = max(self._compact_min, 2 * after)
+        else:  # try again once the file doubled, also after a restart (a failure costs the writer its export)
+            self._compact_at = max(self._compact_at, self._compact_min, 2 * after)
+            self._write_sidecar(retry_at=self._compact_at)
         if ok:
             seconds = round(time.monotonic() - t0, 2)
             self.compactions["count"] += 1
@@ -786,11 +808,16 @@ class Store:
         """Remember the size a compaction left (also across restarts, in a sidecar beside the database)."""
         self._compact_base = size
         self._compact_at = self._next_compaction(size)
+        self._write_sidecar()
+
+    def _write_sidecar(self, retry_at: int | None = None) -> None:
+        """The sidecar: the size the last compaction left (0: none yet) and, after a failed one, the size the
+        next try waits for (a restart must not pay the same failure again; a success forgets it)."""
         try:
             tmp = self._base_path.with_name(self._base_path.name + ".tmp")
-            tmp.write_text(f"{size}\n")
+            tmp.write_text(f"{self._compact_base or 0}\n" + (f"{retry_at}\n" if retry_at is not None else ""))
             os.replace(tmp, self._base_path)
-        except OSError as exc:  # the next start compacts once more to learn the size again
+        except OSError as exc:  # the next start checks the file once more to learn its size again
             log.warning("could not record the compacted size: %s", exc)
 
     def _next_compaction(self, size: int) -> int:
@@ -805,13 +832,16 @@ class Store:
         return max(self._compact_min, size + headroom)
 
     def _load_base(self) -> None:
+        """Read the sidecar (`_write_sidecar`)."""
         try:
-            size = int(self._base_path.read_text().strip())
+            numbers = [int(line) for line in self._base_path.read_text().split()]
         except (OSError, ValueError):
             return
-        if size > 0:
-            self._compact_base = size
-            self._compact_at = self._next_compaction(size)
+        if numbers and numbers[0] > 0:
+            self._compact_base = numbers[0]
+            self._compact_at = self._next_compaction(numbers[0])
+        if len(numbers) > 1 and numbers[1] > self._compact_at:
+            self._compact_at = numbers[1]
 
     def _swap_in(self, new: Path) -> None:
         """Close every connection and the database, rename the rebuilt file into place, open it again. Runs in
