@@ -715,8 +715,7 @@ class Store:
             # ... the buffer pool is full", after ~7 s of the writer each time). Not tried; checked again once
             # the file doubled (a larger NEXUS_BUFFER_POOL_MB makes room).
             self.compactions["tooLarge"] += 1
-            self._compact_at = max(self._compact_min, 2 * size)
-            self._write_sidecar(retry_at=self._compact_at)
+            self._retry_once_doubled(size)
             log.warning("the database file (%d MB, %d MB of column chunks) is not compacted: its rows are more "
                         "than the %d MB buffer pool can export (NEXUS_BUFFER_POOL_MB)", size >> 20, live >> 20,
                         self._buffer_pool_mb)  # fmt: skip
@@ -789,9 +788,8 @@ class Store:
         after = self.file_bytes()
         if ok:
             self._set_base(after)
-        else:  # try again once the file doubled, also after a restart (a failure costs the writer its export)
-            self._compact_at = max(self._compact_at, self._compact_min, 2 * after)
-            self._write_sidecar(retry_at=self._compact_at)
+        else:
+            self._retry_once_doubled(after)
         if ok:
             seconds = round(time.monotonic() - t0, 2)
             self.compactions["count"] += 1
@@ -809,6 +807,12 @@ class Store:
         self._compact_base = size
         self._compact_at = self._next_compaction(size)
         self._write_sidecar()
+
+    def _retry_once_doubled(self, size: int) -> None:
+        """No compaction before the file is twice `size`, also after a restart (a failed or hopeless one costs the
+        writer its export each time)."""
+        self._compact_at = max(self._compact_at, self._compact_min, 2 * size)
+        self._write_sidecar(retry_at=self._compact_at)
 
     def _write_sidecar(self, retry_at: int | None = None) -> None:
         """The sidecar: the size the last compaction left (0: none yet) and, after a failed one, the size the
