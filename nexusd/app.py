@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -131,12 +132,28 @@ def _opened(parts: Parts) -> None:
     parts.hooks.start()
     parts.live.catch_up(unclean_stop=parts.info.unclean_stop)
     parts.live.rebuild_tables(parts.info.rebuild_tables)  # (after the catch-up: queued behind it)
+    if parts.info.load_snapshots:
+        threading.Thread(target=_preload_snapshots, args=(parts, parts.info.load_snapshots),
+                         name="snapshot-preload", daemon=True).start()  # fmt: skip
     conn = parts.store.connect()
     try:
         parts.memory.start(conn, recreated=bool(parts.store.schema_report.get("memory_recreated")))
     finally:
         conn.close()
     parts.history.start()
+
+
+def _preload_snapshots(parts: Parts, repo_ids: tuple[str, ...]) -> None:
+    """The query snapshots the image before a restart in place held, read back from their files before anyone
+    asks (`Snapshots.preload`)."""
+    for rid in repo_ids:
+        repo = parts.repos.get(rid)
+        if repo is None or repo.missing:
+            continue
+        try:
+            parts.snapshots.preload(repo)
+        except Exception:  # (the first reader loads it instead)
+            log.exception("loading the query snapshot of %s after the restart in place failed", repo.root)
 
 
 def stop(parts: Parts) -> None:

@@ -33,6 +33,7 @@ log = logging.getLogger("nexusd")
 CLEAN_MARKER = "clean-shutdown"
 RECYCLES_ENV = "_NEXUS_RECYCLES"  # how many times this pid restarted in place, and when last: "count time"
 REBUILD_ENV = "_NEXUS_REBUILD_TABLES"  # the repository ids whose symbol tables the image before held
+SNAPSHOTS_ENV = "_NEXUS_LOAD_SNAPSHOTS"  # the repository ids whose query snapshots the image before held
 
 
 class Daemon:
@@ -59,6 +60,7 @@ class Daemon:
         self.recycles = int(count) if count.isdigit() else 0
         self.recycled_at = float(at) if self.recycles and at.replace(".", "", 1).isdigit() else None
         self.rebuild_tables = tuple(os.environ.pop(REBUILD_ENV, "").split())
+        self.load_snapshots = tuple(os.environ.pop(SNAPSHOTS_ENV, "").split())
         self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
         self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
@@ -151,11 +153,12 @@ class Daemon:
         self._stop()
 
     def _reexec(self) -> None:
-        # The symbol tables this image held when it stopped (the writer drained: none changes now), for the next
-        # image to rebuild at once.
+        # The symbol tables and query snapshots this image held when it stopped (the writer drained: none changes
+        # now), for the next image to rebuild and load at once.
         held = (self.parts.live.tables_to_rebuild() if self.parts is not None else None) or []
+        snaps = self.parts.snapshots.loaded_ids() if self.parts is not None else []
         env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}",
-               REBUILD_ENV: " ".join(held)}  # fmt: skip
+               REBUILD_ENV: " ".join(held), SNAPSHOTS_ENV: " ".join(snaps)}  # fmt: skip
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -173,6 +176,7 @@ class Daemon:
         info = DaemonInfo(
             pid=self.pid, started_at=self.started_at, dirs=self.dirs, recovery=self.recovery,
             unclean_stop=self.unclean_stop, recycles=self.recycles, rebuild_tables=self.rebuild_tables,
+            load_snapshots=self.load_snapshots,
         )  # fmt: skip
         self.parts = app.build(info, self.store, self.server, self.request_stop)
         self.server.parts = self.parts

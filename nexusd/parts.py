@@ -41,6 +41,9 @@ class DaemonInfo:
     # The repositories whose symbol tables the image before a restart in place held: rebuilt at once from the
     # facts cache (`LiveSync.rebuild_tables`), so their next edit does not pay for it.
     rebuild_tables: tuple[str, ...] = ()
+    # The repositories whose query snapshots that image held: loaded at once from their saved files
+    # (`Snapshots.preload`), so the first question after the restart does not wait for the read.
+    load_snapshots: tuple[str, ...] = ()
 
 
 @dataclass

@@ -8,18 +8,20 @@ after 600 s idle, the daemon held 369 MB resident where the same daemon restarte
 allocator's report said 171 MB of arenas for 19 MB of live objects (`gcpause.pymalloc_stats`). Nothing in
 Python can move a live object, so the only way to give that memory back is a new process image.
 
-So when the writer is idle, no request came for NEXUS_RECYCLE_QUIET_S (30 s), no symbol table is held that a
-restart may not let go (a worktree view's, or one of a repository over `live.RELEASE_MAX_FILES` files: the
-kernel's takes minutes to rebuild) and the arenas hold at least NEXUS_RECYCLE_MB more than the live objects beyond
-what they held when the daemon began to serve (what starting up left: a restart would leave it again, so it never
-counts), the writer asks the daemon to restart in place (`Daemon.request_recycle`): same pid, the PID lock handed
-over across the exec, the socket bound again; the snapshots load from their files at the next query, and the
-symbol tables the old image held are rebuilt at once from the facts cache (`LiveSync.rebuild_tables`), so the
-next edit does not pay for it. The standard library right after its cold index: 394 MB settled while its table
-was held, for as long as it was; restarted 30 s after the index, 248 MB with the table rebuilt (2.5 s), 294 MB
-after the next query, and an edit then took 0.11 s. It looks only after something was let go or written since it
-last looked (`note`), and never sooner than MIN_INTERVAL_S after the last restart in place of this pid (should some
-start-up work leave that much behind each time, the daemon would otherwise restart over and over).
+So when the writer is idle, neither a request came nor the writer wrote for NEXUS_RECYCLE_QUIET_S (30 s), no
+worktree view is held (its overlays are resolved against its repository's symbol table) and the arenas hold at
+least NEXUS_RECYCLE_MB more than the live objects beyond what they held when the daemon began to serve (what
+starting up left: a restart would leave it again, so it never counts), the writer asks the daemon to restart in
+place (`Daemon.request_recycle`): same pid, the PID lock handed over across the exec, the socket bound again; the
+query snapshots the old image held are read back from their files at once (`Snapshots.preload`), and its symbol
+tables are rebuilt at once from the facts cache (`LiveSync.rebuild_tables`), so neither the next question nor the
+next edit pays for them. The standard library right after its cold index: 394 MB settled while its table was
+held, for as long as it was; restarted 30 s after the index, 248 MB with the table rebuilt (2.5 s), 294 MB after
+the next query, and an edit then took 0.11 s. A table of over `live.RELEASE_MAX_FILES` files holds the writer
+longer while it is rebuilt (the kernel's 78,000 files: 26 s, an edit saved meanwhile waits for it), so with one
+held the daemon waits BIG_TABLE_QUIET times as long. It looks only after something was let go or written since it
+last looked (`note`), and never sooner than MIN_INTERVAL_S after the last restart in place of this pid (should
+some start-up work leave that much behind each time, the daemon would otherwise restart over and over).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from . import config
 from .parse import gcpause
 
 MIN_INTERVAL_S = 600.0  # between two restarts in place of one pid
+BIG_TABLE_QUIET = 10  # x NEXUS_RECYCLE_QUIET_S while a symbol table of over live.RELEASE_MAX_FILES files is held
 
 
 class Recycler:
@@ -41,6 +44,7 @@ class Recycler:
         self.request = request
         self.last_at = last_at  # when this pid last restarted in place (time.time()), if it did
         self._due = False  # something was let go or written since the last look
+        self.wrote_at = float("-inf")  # when the writer last wrote (monotonic; `note(wrote=True)`)
         self.requested = False
         self.baseline_mb: int | None = None  # what the arenas kept beyond their live objects once started
 
@@ -55,18 +59,24 @@ class Recycler:
         arenas = stats.get("arenasKB", 0)
         return (arenas - stats.get("blocksKB", 0)) // 1024, arenas // 1024
 
-    def note(self) -> None:
-        """A symbol table was let go, or the writer wrote: worth a look once the daemon is quiet."""
+    def note(self, wrote: bool = False) -> None:
+        """A symbol table was let go, or the writer wrote (`wrote`: the quiet starts again): worth a look once
+        the daemon is quiet."""
         self._due = True
+        if wrote:
+            self.wrote_at = time.monotonic()
 
     def consider(self, live: Any, last_request_at: float) -> bool:
         """Ask for a restart in place when it is due (see the module docstring); True when asked."""
         limit_mb = int(config.get("NEXUS_RECYCLE_MB"))
         quiet_s = float(config.get("NEXUS_RECYCLE_QUIET_S"))
-        if self.requested or not self._due or limit_mb <= 0 or time.monotonic() - last_request_at < quiet_s:
+        quiet_for = time.monotonic() - max(last_request_at, self.wrote_at)
+        if self.requested or not self._due or limit_mb <= 0 or quiet_for < quiet_s:
             return False
         if self.last_at is not None and time.time() - self.last_at < MIN_INTERVAL_S:
             return False
+        if live.long_rebuild() and quiet_for < quiet_s * BIG_TABLE_QUIET:
+            return False  # (still due: looked at again while the quiet lasts)
         self._due = False
         tables = live.tables_to_rebuild()
         if tables is None:

@@ -560,7 +560,7 @@ class Server:
             self._dirty = False
             gcpause.trim_heap()  # what the writes and the checkpoint freed goes back to the system
             if recycler is not None:
-                recycler.note()
+                recycler.note(wrote=True)
         if self.parts is not None and not self._dirty:
             self.parts.live.check_after_deletes(conn, self.store.delete_folds)
             released = self.parts.live.release_idle()

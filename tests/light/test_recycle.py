@@ -35,9 +35,15 @@ def test_a_restart_in_place_keeps_the_pid_the_graph_and_memory(daemon: DaemonPro
         c.request("index", {"repo": str(repo)}, timeout=120)
         fact = c.request("remember", {"repo": str(repo), "text": "helper adds one", "about": "helper"})
         assert c.request("status", {})["daemon"]["restartsInPlace"] == 0
+        assert c.request("status", {"repo": str(repo)})["repos"][0]["querySnapshot"] == "held"
         assert c.request("debug.recycle", {})["pid"] == daemon.pid
         # The same connection goes on: a request made while the daemon is away waits and is sent again.
         wait_for(lambda: _restarted(c, 0), timeout=60, what="the restart in place")
+        # The query snapshot the image before held is read back from its file with no question asked.
+        wait_for(lambda: c.request("status", {"repo": str(repo)})["repos"][0]["querySnapshot"] == "held",
+                 timeout=30, what="the query snapshot loaded after the restart")  # fmt: skip
+        found = c.request("locate", {"repo": str(repo), "query": "helper", "limit": 3})
+        assert found["snapshot"]["madeBy"] == "file" and found["snapshot"]["waitedMs"] < 50, found["snapshot"]
         status = c.request("status", {})
         assert status["daemon"]["pid"] == daemon.pid
         assert daemon.proc is not None and daemon.proc.poll() is None
@@ -120,16 +126,20 @@ def test_a_stop_asked_for_during_a_restart_in_place_stops(daemon: DaemonProcess)
 
 
 class _Live:
-    """`LiveSync.tables_to_rebuild` as the test says: the tables held (rebuilt after a restart), or None (a
-    worktree view's, or a big repository's, which a restart may not let go)."""
+    """`LiveSync.tables_to_rebuild` and `long_rebuild` as the test says: the tables held (rebuilt after a
+    restart), or None (a worktree view's, which a restart may not let go)."""
 
-    def __init__(self, held: bool | list[str]) -> None:
+    def __init__(self, held: bool | list[str], big: bool = False) -> None:
         self.held = held
+        self.big = big  # a table of over RELEASE_MAX_FILES files is among them
 
     def tables_to_rebuild(self) -> list[str] | None:
         if isinstance(self.held, list):
             return self.held
         return None if self.held else []
+
+    def long_rebuild(self) -> bool:
+        return self.big
 
 
 @pytest.fixture
@@ -154,7 +164,7 @@ def test_the_writer_asks_only_when_quiet_with_no_table_and_past_the_start(kept: 
     assert not r.consider(_Live(False), long_ago)  # nothing let go or written since
     r.note()
     assert not r.consider(_Live(False), time.monotonic())  # a request came just now
-    assert not r.consider(_Live(True), long_ago)  # a view's or a big repository's table is held
+    assert not r.consider(_Live(True), long_ago)  # a worktree view's table is held
     r.note()
     kept.append(40 + 127)
     assert not r.consider(_Live(False), long_ago)  # less than NEXUS_RECYCLE_MB beyond the start
@@ -176,6 +186,26 @@ def test_a_held_table_of_a_small_repository_does_not_hold_the_restart_back(kept:
     r.note()
     kept.append(40 + 128)
     assert r.consider(_Live(["r1"]), time.monotonic() - 60)
+    assert len(asked) == 1 and "1 symbol table(s) rebuilt after it" in asked[0]
+
+
+def test_a_write_starts_the_quiet_again_and_a_big_table_waits_longer(kept: list[int]) -> None:
+    # The kernel's table (78,000 files) takes the writer ~26 s to rebuild after a restart: an edit saved then
+    # waits for it, so with such a table held the daemon waits BIG_TABLE_QUIET x NEXUS_RECYCLE_QUIET_S (30 s).
+    asked: list[str] = []
+    r = Recycler(asked.append)
+    kept.append(40)
+    r.start()
+    long_ago = time.monotonic() - 3600
+    r.note(wrote=True)  # the writer wrote just now (an edit the watcher saw: no client request)
+    assert not r.consider(_Live(["big"], big=True), long_ago)
+    assert not r.consider(_Live(["small"]), long_ago)
+    r.wrote_at = time.monotonic() - 60  # a minute since: enough for a small table, not for a big one
+    assert not r.consider(_Live(["big"], big=True), long_ago)
+    assert asked == [] and kept == []  # (not even measured)
+    r.wrote_at = time.monotonic() - 301
+    kept.append(40 + 128)
+    assert r.consider(_Live(["big"], big=True), long_ago)
     assert len(asked) == 1 and "1 symbol table(s) rebuilt after it" in asked[0]
 
 
