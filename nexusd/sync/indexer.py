@@ -452,8 +452,9 @@ class RepoSync:
         return True
 
     def warm(self, conn: Conn) -> None:
-        """Build the symbol table now (from the facts cache, as the next sync would), if it is not in memory."""
-        self._ensure_index(conn, lambda _: None, set())
+        """Build the symbol table now (from the facts cache, as the next sync would), if it is not in memory, and
+        the lookups its first resolution would build (`RepoIndex.prepare`)."""
+        self._ensure_index(conn, lambda _: None, set()).prepare()
 
     def resolution_of(self, path: str) -> FileResolution | None:
         """What the graph holds for `path`'s edges: the last batch's resolution, or the table's resolution of

@@ -97,6 +97,31 @@ def test_c_lookups_follow_edits_and_equal_a_rebuild(tmp_path: Path) -> None:
         ), path
 
 
+def test_prepare_builds_the_c_lookups_before_any_resolution(tmp_path: Path) -> None:
+    # A table rebuilt after a restart in place prepares them (`RepoSync.warm`): the kernel's took ~6 s, which the
+    # first edit waited for. A repository without C files builds none.
+    rng = random.Random(16)
+    index = RepoIndex("t", tmp_path)
+    for n in range(12):
+        header, body = _source(n, 0, rng)
+        _put(index, tmp_path, f"inc/h{n % 5}.h", header)
+        _put(index, tmp_path, f"src/f{n}.c", body)
+    rules = index.rules["c"]
+    assert isinstance(rules, CFamilyRules) and rules._generation == -1 and not rules._qn_files
+    index.prepare()
+    assert rules._generation == index.generation
+    got = _state(rules)
+    assert got["defs"] and got["qn_files"] and got["suffix"]
+    rules._generation = -1
+    rules._refresh()
+    assert _state(rules) == got
+    only_python = RepoIndex("p", tmp_path / "py")
+    _put(only_python, tmp_path / "py", "app.py", "def run():\n    return 1\n")
+    only_python.prepare()
+    c_rules = only_python.rules["c"]
+    assert isinstance(c_rules, CFamilyRules) and c_rules._generation == -1 and not c_rules._by_suffix
+
+
 def _header(n: int, version: int, rng: random.Random) -> str:
     """Header n: includes a few other headers (which ones changes with the version), declares two functions."""
     others = sorted(rng.sample(range(14), 2))  # (h12.h and h13.h appear later: an include found at last)
