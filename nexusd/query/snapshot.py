@@ -1122,6 +1122,8 @@ class Snapshots:
             self.saves[repo_id] = {"version": version, "bytes": size, "freezeSeconds": round(t1 - t0, 3),
                                    "seconds": round(time.perf_counter() - t0, 3), "apart": apart is not None}  # fmt: skip
             log.info("query snapshot of %s saved: %s", repo_id, self.saves[repo_id])
+            if apart is None:
+                self._map_saved(repo_id, snap, fz, path, stamp)
         except compact.Abandoned:
             # A batch is waiting for the write lock: it goes first, and the save is tried again once quiet (a
             # batch applied meanwhile restarts that wait, `_save_soon`).
@@ -1138,6 +1140,24 @@ class Snapshots:
         finally:
             if apart is not None:
                 apart.path.unlink(missing_ok=True)  # (renamed into place, or not wanted)
+
+    def _map_saved(self, repo_id: str, snap: Snapshot, fz: compact.Frozen, path: Path, stamp: dict[str, Any]) -> None:
+        """The arrays just saved from this process's memory (or from a prebuild's file, deleted since), swapped for
+        the saved file mapped (`compact._map`): the same snapshot, its pages now the page cache's (the kernel's,
+        right after its index: ~900 MB of the daemon's own memory given back). Not when a batch changed the
+        snapshot since (its next save does it)."""
+        if fz.source == str(path):
+            return
+        try:
+            mapped = compact.load_file(path, stamp)
+        except compact.BadFile as e:
+            log.warning("query snapshot of %s saved but not mapped (%s): kept in memory", repo_id, e)
+            return
+        with snap.lock.write():
+            if snap.frozen is not fz or snap.dirty or snap.stamp != stamp or repo_id in self._stale:
+                return
+            snap.adopt(mapped, snap.version)
+        gcpause.trim_heap()
 
     def _compact_apart(self, deadline: float | None) -> bool:
         """Whether a compaction runs in a forked process: where the snapshot is saved to a file (the process

@@ -8,6 +8,7 @@ its file are compared field by field with `dump`.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import time
@@ -119,6 +120,71 @@ def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path
         h.close()
 
 
+def test_a_saved_snapshot_is_mapped_and_a_newer_save_leaves_the_mapping_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is mapped read-only, each array a view of it (`compact._map`): the daemon's own memory holds none
+    # of it. A save writes a new file and renames it over the old, so a snapshot mapping the old one answers as
+    # before; where a file cannot be mapped it is read into arrays, with the same answers.
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        plain = Snapshot(REPO)
+        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        path = tmp_path / "s.snap"
+        stamp = compact.stamp_of(REPO, h.version, 1.5)
+        compact.save(compact.freeze(plain), path, stamp)
+        fz = compact.load_file(path, stamp)
+        assert fz.source == str(path) and isinstance(fz.strings.blob, memoryview)
+        assert all(isinstance(a, memoryview) for _, a in fz.arrays())
+        mapped = Snapshot(REPO)
+        mapped.adopt(fz, h.version)
+        before = copy.deepcopy(dump(plain))  # (dump hands out the dict form's own lists, changed by its batches)
+        assert dump(mapped) == before
+        files = _edit(h, EDITS[0])
+        plain.apply_files(h.version, files)
+        compact.save(compact.freeze(plain), path, compact.stamp_of(REPO, h.version, 1.5))  # renamed over it
+        assert dump(mapped) == before != dump(plain)
+        mapped.apply_files(h.version, files)  # a batch over a mapped base: its overlays are copies
+        assert dump(mapped) == dump(plain)
+
+        def unmappable(f: Any, stamp: Any) -> Any:
+            raise compact._Unmappable("not here")
+
+        monkeypatch.setattr(compact, "_map", unmappable)
+        stamp = compact.stamp_of(REPO, h.version, 1.5)
+        read = compact.load_file(path, stamp)
+        assert read.source is None and isinstance(read.strings.blob, bytearray)
+        again = Snapshot(REPO)
+        again.adopt(read, h.version)
+        assert dump(again) == dump(plain)
+    finally:
+        h.close()
+
+
+def test_a_snapshot_compacted_in_the_daemon_answers_from_its_file_once_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Compacted in this process (no fork, or a cold index's arrays): once saved, its arrays are swapped for the
+    # saved file, mapped (`Snapshots._map_saved`), and the answers stay the graph's.
+    monkeypatch.setattr(Snapshots, "_compact_apart", lambda self, deadline: False)
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        snap = snaps.get(h.conn, repo)
+        deadline = time.monotonic() + 10
+        while REPO not in snaps.saves and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not snaps.saves[REPO]["apart"]
+        (path,) = (tmp_path / "snaps").glob("*.snap")
+        assert snap.frozen is not None and snap.frozen.source == str(path)
+        assert dump(snap) == dump(h.loaded())
+    finally:
+        h.close()
+
+
 def test_a_damaged_or_stale_snapshot_file_is_refused(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
@@ -205,6 +271,9 @@ def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale
             time.sleep(0.02)
         assert live.saves[REPO]["version"] == h.version and not live_snap.dirty  # compacted again
         assert dump(live_snap) == dump(h.loaded())
+        # Saved: the snapshot answers from the saved file, mapped (compacted apart, read back from that file)
+        assert live_snap.frozen is not None and live_snap.frozen.source is not None
+        assert isinstance(live_snap.frozen.strings.blob, memoryview)
         again = Snapshots(tmp_path / "snaps")
         assert dump(again.get(h.conn, repo)) == dump(h.loaded())
         assert again.loads[REPO]["source"] == "file"
