@@ -134,7 +134,9 @@ class CFamilyRules(LanguageRules):
         self._by_suffix: dict[str, list[str]] = {}
         self._classes: dict[str, list[tuple[str, SymbolFact]]] = {}
         self._class_tail: dict[str, list[tuple[str, SymbolFact]]] = {}
-        self._qn_files: dict[str, list[str]] = {}  # qualified name -> the files holding a symbol of that name
+        # qualified name -> the files holding a symbol of that name, in path order: the path itself when one file
+        # does (most names: a list each was ~80 bytes of the kernel's 1.45M names), else a list (`_holders`)
+        self._qn_files: dict[str, str | list[str]] = {}
         self._qn_sets: dict[str, frozenset[str]] = {}  # the same as sets, for names many files hold
         self._mark = (-1, 0)  # the index's touch log when the lookups above were last brought up to date
         # The symbols each file's entries in them were made from (the facts' own list, not a copy): what
@@ -282,7 +284,7 @@ class CFamilyRules(LanguageRules):
         """Every lookup made again from the index, each list in path order: what `_add_path` for every path in
         path order gives, appended directly (the kernel's 78,000 files: ~8 s through `_add_path`)."""
         by_suffix: dict[str, list[str]] = {}
-        qn_files: dict[str, list[str]] = {}
+        qn_files: dict[str, str | list[str]] = {}
         defs: dict[str, list[tuple[str, SymbolFact]]] = {}
         classes: dict[str, list[tuple[str, SymbolFact]]] = {}
         tails: dict[str, list[tuple[str, SymbolFact]]] = {}
@@ -295,7 +297,13 @@ class CFamilyRules(LanguageRules):
                 continue
             symbols = held[path] = table.facts.symbols
             for qn in {sym.qualified_name for sym in symbols}:
-                qn_files.setdefault(qn, []).append(path)
+                have = qn_files.get(qn)
+                if have is None:
+                    qn_files[qn] = path
+                elif isinstance(have, str):
+                    qn_files[qn] = [have, path]  # (paths come in order)
+                else:
+                    have.append(path)
             for sym in symbols:
                 qn = sym.qualified_name
                 kind = sym.kind
@@ -307,7 +315,8 @@ class CFamilyRules(LanguageRules):
         self._by_suffix, self._qn_files, self._defs, self._classes, self._class_tail = (
             by_suffix, qn_files, defs, classes, tails)  # fmt: skip
         self._held = held
-        self._qn_sets = {qn: frozenset(files) for qn, files in qn_files.items() if len(files) > _FEW_HOLDERS}
+        self._qn_sets = {qn: frozenset(files) for qn, files in qn_files.items()
+                         if not isinstance(files, str) and len(files) > _FEW_HOLDERS}  # fmt: skip
 
     def _forget_path(self, path: str, keep: set[str] | frozenset[str] = frozenset()) -> None:
         """Take what `path` added out of the lookups (`_held` says where, whatever its facts are now), except its
@@ -320,7 +329,7 @@ class CFamilyRules(LanguageRules):
             return
         qns, def_qns, class_qns, tails = _entries(held)
         for qn in qns - keep:
-            _drop_from(self._qn_files, qn, lambda p: p == path)
+            self._drop_holder(qn, path)
             self._set_holders(qn)
         for qn in def_qns:
             _drop_from(self._defs, qn, lambda e: e[0] == path)
@@ -349,7 +358,7 @@ class CFamilyRules(LanguageRules):
                 classes[sym.qualified_name].append((path, sym))
                 tails[sym.name].append((path, sym))
         for qn in qns - keep:
-            _insert_block(self._qn_files.setdefault(qn, []), path, [path], _itself)
+            self._add_holder(qn, path)
             if holders:
                 self._set_holders(qn)
         for target, rows in ((self._defs, defs), (self._classes, classes), (self._class_tail, tails)):
@@ -357,9 +366,37 @@ class CFamilyRules(LanguageRules):
                 _insert_block(target.setdefault(key, []), path, entries, _first)
         self._held[path] = table.facts.symbols
 
-    def _set_holders(self, qn: str) -> None:
+    def _holders(self, qn: str) -> Sequence[str]:
+        """The files holding a symbol named `qn`, in path order."""
+        files = self._qn_files.get(qn, ())
+        return (files,) if isinstance(files, str) else files
+
+    def _add_holder(self, qn: str, path: str) -> None:
         files = self._qn_files.get(qn)
-        if files is not None and len(files) > _FEW_HOLDERS:
+        if files is None:
+            self._qn_files[qn] = path
+        elif isinstance(files, str):
+            self._qn_files[qn] = [files, path] if files <= path else [path, files]
+        else:
+            _insert_block(files, path, [path], _itself)
+
+    def _drop_holder(self, qn: str, path: str) -> None:
+        files = self._qn_files.get(qn)
+        if files is None or isinstance(files, str):
+            if files == path:
+                del self._qn_files[qn]
+            return
+        kept = [p for p in files if p != path]
+        if len(kept) > 1:
+            self._qn_files[qn] = kept
+        elif kept:
+            self._qn_files[qn] = kept[0]
+        else:
+            del self._qn_files[qn]
+
+    def _set_holders(self, qn: str) -> None:
+        files = self._holders(qn)
+        if len(files) > _FEW_HOLDERS:
             self._qn_sets[qn] = frozenset(files)
         else:
             self._qn_sets.pop(qn, None)
@@ -507,7 +544,7 @@ class CFamilyRules(LanguageRules):
         of resolution). Memoised per file: a file calls the same names many times."""
         if self._generation != self.index.generation:
             self._refresh()
-        holders = self._qn_files.get(qn)
+        holders = self._holders(qn)
         if not holders:
             return None
         found_by = self.index.memo.get((_FOUND, path))
