@@ -985,21 +985,13 @@ def _map(f: Any, stamp: dict[str, Any]) -> Frozen:
     got: dict[str, Any] = {}
     crc, pos = 0, 0
     try:
-        for name, code, itemsize, count, at in header["arrays"]:
-            if at != pos or count < 0:
-                raise BadFile(f"array {name} out of place")
-            size = count * itemsize
-            pad = -size % 8
+        for name, code, pos, size, pad in _layout(header):
             lo = start + pos
             if lo + size + pad > len(whole):
                 raise BadFile(f"array {name} runs past the end")
             data = whole[lo : lo + size]
             crc = zlib.crc32(whole[lo + size : lo + size + pad], zlib.crc32(data, crc))
-            if code != "B":
-                if array(code).itemsize != itemsize:
-                    raise BadFile(f"array {name}: item size {itemsize}, here {array(code).itemsize}")
-                data = data.cast(code)
-            got[name] = data
+            got[name] = data if code == "B" else data.cast(code)  # type: ignore[call-overload]
             pos += size + pad
         if start + pos != len(whole) or header.get("size") != pos or header.get("crc32") != crc:
             raise BadFile("damaged (size or checksum)")
@@ -1010,6 +1002,20 @@ def _map(f: Any, stamp: dict[str, Any]) -> Frozen:
     if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
         mm.madvise(mmap.MADV_DONTNEED)  # (read for the CRC: back to the page cache, out of this process)
     return fz
+
+
+def _layout(header: dict[str, Any]) -> Iterator[tuple[str, str, int, int, int]]:
+    """Each array the header lists: (name, type code, offset in the payload, bytes, padding bytes after it),
+    checked to follow the one before and to have this platform's item size for its type code."""
+    pos = 0
+    for name, code, itemsize, count, at in header["arrays"]:
+        if at != pos or count < 0:
+            raise BadFile(f"array {name} out of place")
+        if code != "B" and array(code).itemsize != itemsize:
+            raise BadFile(f"array {name}: item size {itemsize}, here {array(code).itemsize}")
+        size = count * itemsize
+        yield name, code, pos, size, -size % 8
+        pos += size + -size % 8
 
 
 def _frozen_from(got: dict[str, Any]) -> Frozen:
@@ -1027,27 +1033,18 @@ def _load(f: Any, stamp: dict[str, Any]) -> Frozen:
     got: dict[str, Any] = {}
     crc, pos = 0, 0
     try:
-        for name, code, itemsize, count, at in header["arrays"]:
-            if at != pos or count < 0:
-                raise BadFile(f"array {name} out of place")
-            size = count * itemsize
-            if code == "B":
-                buf: Any = bytearray(size)
-            else:
-                buf = array(code)
-                if buf.itemsize != itemsize:
-                    raise BadFile(f"array {name}: item size {itemsize}, here {buf.itemsize}")
-                buf = array(code, bytes(itemsize)) * count
+        for name, code, pos, size, padding in _layout(header):
+            buf: Any = bytearray(size) if code == "B" else array(code, bytes(size))
             view = memoryview(buf).cast("B")
             if f.readinto(view) != size:
                 raise BadFile(f"array {name} runs past the end")
             crc = zlib.crc32(view, crc)
-            pad = f.read(-size % 8)
-            if len(pad) != -size % 8:
+            pad = f.read(padding)
+            if len(pad) != padding:
                 raise BadFile(f"array {name} runs past the end")
             crc = zlib.crc32(pad, crc)
             view.release()
-            pos += size + len(pad)
+            pos += size + padding
             got[name] = buf  # (the blob stays a bytearray: no second copy)
         if f.read(1) or header.get("size") != pos or header.get("crc32") != crc:
             raise BadFile("damaged (size or checksum)")

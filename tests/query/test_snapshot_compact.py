@@ -51,6 +51,21 @@ def _frozen_copy(s: Snapshot) -> Snapshot:
     return out
 
 
+def _built(h: Harness) -> Snapshot:
+    """The dict-form snapshot of the harness's repository after a first sync."""
+    report = h.sync()
+    plain = Snapshot(REPO)
+    plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+    return plain
+
+
+def _saved(repo_id: str, snaps: Snapshots, within_s: float = 10.0) -> None:
+    """Wait (up to `within_s`) for the registry's first save of the repository's snapshot (made in the background)."""
+    deadline = time.monotonic() + within_s
+    while repo_id not in snaps.saves and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def ordered(s: Snapshot) -> dict[str, Any]:
     """Every table as its (key, value) pairs in iteration order, every slot, the sorted names: stricter than
     `dump` (orders and slot numbers count)."""
@@ -94,9 +109,7 @@ def test_arrays_made_straight_from_the_files_equal_the_dict_form_frozen(tmp_path
 def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
-        report = h.sync()
-        plain = Snapshot(REPO)
-        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        plain = _built(h)
         packed = _frozen_copy(plain)
         assert packed.frozen is not None and not isinstance(packed.by_id, dict)
         assert dump(packed) == dump(plain)
@@ -128,9 +141,7 @@ def test_a_saved_snapshot_is_mapped_and_a_newer_save_leaves_the_mapping_as_it_wa
     # before; where a file cannot be mapped it is read into arrays, with the same answers.
     h = Harness(tmp_path)
     try:
-        report = h.sync()
-        plain = Snapshot(REPO)
-        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        plain = _built(h)
         path = tmp_path / "s.snap"
         stamp = compact.stamp_of(REPO, h.version, 1.5)
         compact.save(compact.freeze(plain), path, stamp)
@@ -174,9 +185,7 @@ def test_a_snapshot_compacted_in_the_daemon_answers_from_its_file_once_saved(
         repo: Any = _Repo(h)
         snaps = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
         snap = snaps.get(h.conn, repo)
-        deadline = time.monotonic() + 10
-        while REPO not in snaps.saves and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _saved(REPO, snaps)
         assert not snaps.saves[REPO]["apart"]
         (path,) = (tmp_path / "snaps").glob("*.snap")
         assert snap.frozen is not None and snap.frozen.source == str(path)
@@ -188,9 +197,7 @@ def test_a_snapshot_compacted_in_the_daemon_answers_from_its_file_once_saved(
 def test_a_damaged_or_stale_snapshot_file_is_refused(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
-        report = h.sync()
-        plain = Snapshot(REPO)
-        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        plain = _built(h)
         path = tmp_path / "s.snap"
         stamp = compact.stamp_of(REPO, h.version, 2.0)
         size = compact.save(compact.freeze(plain), path, stamp)
@@ -240,9 +247,7 @@ def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale
         first = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
         snap = first.get(h.conn, repo)  # read from the graph, compacted, saved at once (in the background)
         assert first.loads[REPO]["source"] == "graph"
-        deadline = time.monotonic() + 10
-        while REPO not in first.saves and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _saved(REPO, first)
         assert snap.frozen is not None and first.saves[REPO]["apart"]  # (compacted by a forked process)
         assert first.saves[REPO]["version"] == h.version and len(list((tmp_path / "snaps").glob("*.snap"))) == 1
 
@@ -297,9 +302,7 @@ def test_a_worktree_view_over_a_compacted_baseline_equals_one_over_the_dict_form
 
     h = Harness(tmp_path)
     try:
-        report = h.sync()
-        plain = Snapshot(REPO)
-        plain.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        plain = _built(h)
         packed = _frozen_copy(plain)
         before = dump(packed)
         files = _edit(h, EDITS[1])  # (the view's overlay: an edit the baseline does not have)
@@ -381,9 +384,7 @@ def test_a_compaction_runs_in_a_forked_process_and_a_batch_meanwhile_goes_first(
         repo: Any = _Repo(h)
         reg = Snapshots(snaps, save_delay_s=600)  # (no timer fires during the test but the graph read's, at once)
         snap = reg.get(h.conn, repo)
-        deadline = time.monotonic() + 10
-        while REPO not in reg.saves and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _saved(REPO, reg)
 
         def batch(edit: dict[str, str | None]) -> None:
             files = _edit(h, edit)
@@ -435,9 +436,7 @@ def test_the_stop_saves_what_it_can_within_its_budget(tmp_path: Path) -> None:
         repo: Any = _Repo(h)
         reg = Snapshots(tmp_path / "snaps", save_delay_s=600)
         snap = reg.get(h.conn, repo)
-        deadline = time.monotonic() + 10
-        while REPO not in reg.saves and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _saved(REPO, reg)
         first = dict(reg.saves[REPO])
         files_changed = _edit(h, EDITS[1])
         repo.graph_version, repo.indexed_at = h.version, 102.0
