@@ -1144,7 +1144,7 @@ class Snapshots:
     def _map_saved(self, repo_id: str, snap: Snapshot, fz: compact.Frozen, path: Path, stamp: dict[str, Any]) -> None:
         """The arrays just saved from this process's memory (or from a prebuild's file, deleted since), swapped for
         the saved file mapped (`compact._map`): the same snapshot, its pages now the page cache's (the kernel's,
-        right after its index: ~900 MB of the daemon's own memory given back). Not when a batch changed the
+        right after its index: 3.48 -> 2.78 GB of anonymous memory). Not when a batch changed the
         snapshot since (its next save does it)."""
         if fz.source == str(path):
             return

@@ -282,7 +282,7 @@ class CFamilyRules(LanguageRules):
 
     def _rebuild(self) -> None:
         """Every lookup made again from the index, each list in path order: what `_add_path` for every path in
-        path order gives, appended directly (the kernel's 78,000 files: ~8 s through `_add_path`)."""
+        path order gives, appended directly (the kernel's 78,000 files: 5.9 s, 7.2 s through `_add_path`)."""
         by_suffix: dict[str, list[str]] = {}
         qn_files: dict[str, str | list[str]] = {}
         defs: dict[str, list[tuple[str, SymbolFact]]] = {}
