@@ -928,15 +928,13 @@ def load_file(path: Path, stamp: dict[str, Any]) -> Frozen:
     small read); then the file is mapped (`_map`), or, where it cannot be, each array read into its `array`."""
     try:
         with open(path, "rb") as f:
-            fz = _map(f, stamp)
+            try:
+                fz = _map(f, stamp)
+            except _Unmappable:
+                f.seek(0)
+                return _load(f, stamp)
         fz.source = str(path)
         return fz
-    except _Unmappable:
-        try:
-            with open(path, "rb") as f:
-                return _load(f, stamp)
-        except OSError as e:
-            raise BadFile(f"cannot read {path}: {e}") from e
     except OSError as e:
         raise BadFile(f"cannot read {path}: {e}") from e
 
@@ -983,17 +981,16 @@ def _map(f: Any, stamp: dict[str, Any]) -> Frozen:
         raise _Unmappable(str(e)) from e
     whole = memoryview(mm)
     got: dict[str, Any] = {}
-    crc, pos = 0, 0
+    crc, end = 0, 0
     try:
-        for name, code, pos, size, pad in _layout(header):
-            lo = start + pos
-            if lo + size + pad > len(whole):
+        for name, code, at, size, pad in _layout(header):
+            lo, end = start + at, at + size + pad
+            if start + end > len(whole):
                 raise BadFile(f"array {name} runs past the end")
             data = whole[lo : lo + size]
-            crc = zlib.crc32(whole[lo + size : lo + size + pad], zlib.crc32(data, crc))
+            crc = zlib.crc32(whole[lo + size : start + end], zlib.crc32(data, crc))
             got[name] = data if code == "B" else data.cast(code)  # type: ignore[call-overload]
-            pos += size + pad
-        if start + pos != len(whole) or header.get("size") != pos or header.get("crc32") != crc:
+        if start + end != len(whole) or header.get("size") != end or header.get("crc32") != crc:
             raise BadFile("damaged (size or checksum)")
         fz = _frozen_from(got)
     except (KeyError, TypeError, ValueError, OverflowError, MemoryError) as e:
@@ -1014,8 +1011,9 @@ def _layout(header: dict[str, Any]) -> Iterator[tuple[str, str, int, int, int]]:
         if code != "B" and array(code).itemsize != itemsize:
             raise BadFile(f"array {name}: item size {itemsize}, here {array(code).itemsize}")
         size = count * itemsize
-        yield name, code, pos, size, -size % 8
-        pos += size + -size % 8
+        pad = -size % 8
+        yield name, code, pos, size, pad
+        pos += size + pad
 
 
 def _frozen_from(got: dict[str, Any]) -> Frozen:
@@ -1031,9 +1029,9 @@ def _frozen_from(got: dict[str, Any]) -> Frozen:
 def _load(f: Any, stamp: dict[str, Any]) -> Frozen:
     header = _header(f, stamp)
     got: dict[str, Any] = {}
-    crc, pos = 0, 0
+    crc, end = 0, 0
     try:
-        for name, code, pos, size, padding in _layout(header):
+        for name, code, at, size, padding in _layout(header):
             buf: Any = bytearray(size) if code == "B" else array(code, bytes(size))
             view = memoryview(buf).cast("B")
             if f.readinto(view) != size:
@@ -1044,9 +1042,9 @@ def _load(f: Any, stamp: dict[str, Any]) -> Frozen:
                 raise BadFile(f"array {name} runs past the end")
             crc = zlib.crc32(pad, crc)
             view.release()
-            pos += size + padding
+            end = at + size + padding
             got[name] = buf  # (the blob stays a bytearray: no second copy)
-        if f.read(1) or header.get("size") != pos or header.get("crc32") != crc:
+        if f.read(1) or header.get("size") != end or header.get("crc32") != crc:
             raise BadFile("damaged (size or checksum)")
         fz = _frozen_from(got)
     except (KeyError, TypeError, ValueError, OverflowError, MemoryError) as e:

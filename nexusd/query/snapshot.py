@@ -986,21 +986,34 @@ class Snapshots:
             with snap.lock.write():
                 if repo.id in self._stale:
                     self._stale.discard(repo.id)
-                    t0 = time.perf_counter()
-                    version = repo.graph_version
-                    stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
-                    fz = self._read_file(repo, stamp)
-                    if fz is not None:
-                        snap.adopt(fz, version)
-                        snap.stamp = stamp
-                        self._loaded(repo, snap, "file", t0)
-                    else:
-                        snap.load(conn, version)  # (compacted and saved in the background)
-                        snap.stamp = stamp
-                        self._loaded(repo, snap, "graph", t0)
-                        self._save_soon(repo.id, snap, 0.0)
-                    self._overtaken(repo, version)
+                    self._fill(repo, snap, conn)
         return snap
+
+    def _fill(self, repo: Repo, snap: Snapshot, conn: Conn | None) -> bool:
+        """Load `snap` (under its write lock, taken off `_stale`) from its saved file when that holds the graph as
+        it is, else from the graph on `conn` (compacted and saved in the background); with no `conn`, only from
+        the file. False when nothing was loaded. A batch that committed meanwhile found the snapshot loading and
+        left it (`on_batch`): then it is one batch behind and goes back to `_stale`, for the next reader."""
+        t0 = time.perf_counter()
+        version = repo.graph_version
+        stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
+        fz = self._read_file(repo, stamp)
+        if fz is not None:
+            snap.adopt(fz, version)
+            source = "file"
+        elif conn is not None:
+            snap.load(conn, version)
+            source = "graph"
+        else:
+            return False
+        snap.stamp = stamp
+        self._loaded(repo, snap, source, t0)
+        if source == "graph":
+            self._save_soon(repo.id, snap, 0.0)
+        if repo.graph_version != version:
+            with self._lock:
+                self._stale.add(repo.id)
+        return True
 
     def preload(self, repo: Repo) -> bool:
         """Load the repository's snapshot from its saved file now, before any reader asks (after a restart in place:
@@ -1015,25 +1028,11 @@ class Snapshots:
         with snap.lock.write():
             if repo.id not in self._stale:
                 return False
-            t0 = time.perf_counter()
-            version = repo.graph_version
-            stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
-            fz = self._read_file(repo, stamp)
-            if fz is None:
-                return False
             self._stale.discard(repo.id)
-            snap.adopt(fz, version)
-            snap.stamp = stamp
-            self._loaded(repo, snap, "file", t0)
-            self._overtaken(repo, version)
-        return True
-
-    def _overtaken(self, repo: Repo, version: int) -> None:
-        """A batch that committed while the snapshot was being loaded at `version` found it loading and left it
-        (`on_batch`): then it is one batch behind, and the next reader loads it again. Called under its lock."""
-        if repo.graph_version != version:
-            with self._lock:
+            if not self._fill(repo, snap, None):
                 self._stale.add(repo.id)
+                return False
+        return True
 
     def loaded_ids(self) -> list[str]:
         """The repositories whose snapshots are in memory and current (for the next image of a restart in place)."""
