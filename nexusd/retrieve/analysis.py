@@ -27,7 +27,7 @@ import Stemmer  # PyStemmer
 
 _STEMMER = Stemmer.Stemmer("english")
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:[_'\-.][A-Za-z0-9]+)*")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[_'\u2019\-.][A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+")
 
@@ -76,9 +76,17 @@ def _word_terms(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_NEGATION = re.compile(r"(?i)n['\u2019]t$")
+
+
 @lru_cache(maxsize=262_144)
 def _raw_terms(raw: str) -> tuple[str, ...]:
-    word = raw.split("'", 1)[0].strip("-_.")  # what's -> what, don't -> don
+    """Terms of one word as the text holds it. A negation keeps its meaning and is spelled as people type it
+    without the apostrophe (don't, dont -> dont; doesn't, doesnt -> doesnt); any other apostrophe ends the
+    word (what's -> what, user's -> user, they're -> they)."""
+    if _NEGATION.search(raw):
+        raw = raw[:-2] + raw[-1]  # the apostrophe out: don't -> dont
+    word = re.split(r"['\u2019]", raw, maxsplit=1)[0].strip("-_.")
     return _word_terms(word) if word else ()
 
 

@@ -74,3 +74,11 @@ def test_before_and_after_are_terms() -> None:
     from nexusd.retrieve.analysis import query_terms
 
     assert {"befor", "after"} <= set(query_terms("add my own before and after functions around every hook call"))  # stemmed
+
+
+def test_a_negation_matches_with_or_without_its_apostrophe() -> None:
+    for query in ("don't skip formatting", "dont skip formatting", "don\u2019t skip formatting"):
+        assert query_terms(query) == ["dont", "skip", "format"], query
+    assert "doesnt" in terms("it doesn't raise") and "doesnt" in terms("doesnt raise")
+    # any other apostrophe still ends the word
+    assert query_terms("what's in the user's config?") == ["user", "config"]
