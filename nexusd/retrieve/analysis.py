@@ -3,6 +3,8 @@
     words       runs of letters/digits, with `_ - ' .` inside a word kept together for the identifier and
                 version forms below; any other character separates (so a trailing `?` or `,` never sticks
                 to a word).
+    apostrophes a negation is one word without its apostrophe, as people also type it (don't, dont -> dont);
+                any other apostrophe (straight or curly) ends the word (what's -> what, user's -> user).
     numbers     digit runs are terms ("413", "20" in "Node 20"); a dotted version is one term and so are its
                 prefixes ("3.9.1" -> 3.9.1, 3.9), so "Python 3.9" finds "3.9.1" and "0.28.0" finds itself.
     identifiers camelCase, PascalCase, snake_case and kebab-case words are split into their parts, and the
@@ -77,16 +79,15 @@ def _word_terms(word: str) -> tuple[str, ...]:
 
 
 _NEGATION = re.compile(r"(?i)n['\u2019]t$")
+_APOSTROPHE = re.compile(r"['\u2019]")
 
 
 @lru_cache(maxsize=262_144)
 def _raw_terms(raw: str) -> tuple[str, ...]:
-    """Terms of one word as the text holds it. A negation keeps its meaning and is spelled as people type it
-    without the apostrophe (don't, dont -> dont; doesn't, doesnt -> doesnt); any other apostrophe ends the
-    word (what's -> what, user's -> user, they're -> they)."""
+    """Terms of one word as the text holds it (apostrophes: see the module docstring)."""
     if _NEGATION.search(raw):
         raw = raw[:-2] + raw[-1]  # the apostrophe out: don't -> dont
-    word = re.split(r"['\u2019]", raw, maxsplit=1)[0].strip("-_.")
+    word = _APOSTROPHE.split(raw, maxsplit=1)[0].strip("-_.")
     return _word_terms(word) if word else ()
 
 
