@@ -216,8 +216,13 @@ class Snapshot:
 
     def __init__(self, repo_id: str):
         self.repo_id = repo_id
-        self.version = -1
         self.lock = RWLock()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empty, not loaded (`version` -1). The lock stays: a reader that took the snapshot while a load was
+        under way waits on this lock for the load to end, so a new lock here would let it read half a load."""
+        self.version = -1
         self.slots: list[Sym | None] = []
         self.by_id: dict[str, Sym] = {}
         self.by_key: dict[str, Sym] = {}
@@ -336,7 +341,7 @@ class Snapshot:
 
     def load(self, conn: Conn, version: int) -> None:
         """Read the whole repository from the graph (caller holds the write lock)."""
-        self.__init__(self.repo_id)  # type: ignore[misc]
+        self._reset()
         with _gc_paused():
             self._read(conn, None)
         self.sorted_names = sorted(self.name_lower)
@@ -348,7 +353,7 @@ class Snapshot:
         """The whole repository from what the sync engine wrote: every file of the graph with its facts and
         resolution (no Kuzu reads; the snapshot must not be visible to readers yet, or the caller holds the
         write lock)."""
-        self.__init__(self.repo_id)  # type: ignore[misc]
+        self._reset()
         with _gc_paused():
             self._ingest(list(files), incremental=False)
         self.sorted_names = sorted(self.name_lower)
@@ -1002,7 +1007,16 @@ class Snapshots:
             snap.adopt(fz, version)
             source = "file"
         elif conn is not None:
-            snap.load(conn, version)
+            try:
+                snap.load(conn, version)
+            except BaseException:
+                # Half a graph read must never answer, take a batch on top or be saved as the graph (the
+                # kernel's read once failed on a full buffer pool, and what it had read was saved at the stop
+                # and answered `locate` with nothing): empty and stale again, for the next reader to retry.
+                snap._reset()
+                with self._lock:
+                    self._stale.add(repo.id)
+                raise
             source = "graph"
         else:
             return False

@@ -20,6 +20,7 @@ import pytest
 from nexusd.query import compact
 from nexusd.query import snapshot as snapshot_mod
 from nexusd.query.snapshot import Snapshot, Snapshots
+from nexusd.store import StoreError
 from tests.query.conftest import FILES
 from tests.query.test_snapshot_build import REPO, Harness, dump
 
@@ -293,6 +294,82 @@ def test_a_restarted_registry_answers_from_the_saved_file_and_never_from_a_stale
         assert damaged.loads[REPO]["source"] == "graph"
         damaged.drop(REPO)  # a repository forgotten takes its file with it
         assert not path.exists()
+    finally:
+        h.close()
+
+
+def test_a_graph_read_that_fails_leaves_nothing_half_read_to_answer_follow_or_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's graph read once failed on a full Kuzu buffer pool after the files were read: the half-read
+    snapshot then took the next batch, was saved at the stop, and answered `locate` with nothing from then on.
+    Here the read fails the same way after three symbols (the error the store raised there)."""
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        read = Snapshot._add_symbol
+        added: list[Any] = []
+
+        def full_pool(self: Snapshot, row: Any, incremental: bool) -> None:
+            if len(added) == 3:
+                raise StoreError("Buffer manager exception: Unable to allocate memory! The buffer pool is full")
+            added.append(row)
+            read(self, row, incremental)
+
+        monkeypatch.setattr(Snapshot, "_add_symbol", full_pool)
+        with pytest.raises(StoreError):
+            snaps.get(h.conn, repo)
+        # A batch meanwhile (there, the start-up sync: nothing parsed) is not applied to the half-read state,
+        # which is never saved.
+        snaps.on_batch(repo, set(), reload=False, conn=h.conn, files={})
+        time.sleep(0.5)
+        assert REPO not in snaps.saves and not list((tmp_path / "snaps").glob("*.snap"))
+        monkeypatch.undo()
+        # The next reader reads the whole graph again.
+        assert dump(snaps.get(h.conn, repo)) == dump(h.loaded())
+        assert snaps.loads[REPO]["source"] == "graph"
+    finally:
+        h.close()
+
+
+def test_a_reader_that_comes_during_a_graph_read_waits_for_all_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0)
+        reading, go = threading.Event(), threading.Event()
+        read = Snapshot._add_symbol
+
+        def slow(self: Snapshot, row: Any, incremental: bool) -> None:
+            reading.set()
+            go.wait(10)
+            read(self, row, incremental)
+
+        monkeypatch.setattr(Snapshot, "_add_symbol", slow)
+        got: dict[str, Any] = {}
+
+        def reader() -> None:
+            snap = snaps.get(h.conn, repo)  # (the load under way took it off the stale list: no graph read here)
+            with snap.lock.read():
+                got["dump"] = dump(snap)
+
+        loader = threading.Thread(target=snaps.get, args=(h.conn, repo))
+        loader.start()
+        assert reading.wait(10)
+        second = threading.Thread(target=reader)
+        second.start()
+        second.join(0.5)
+        assert second.is_alive() and "dump" not in got  # waiting for the load, not reading half of it
+        go.set()
+        loader.join(10)
+        second.join(10)
+        monkeypatch.undo()
+        assert got["dump"] == dump(h.loaded())
     finally:
         h.close()
 
