@@ -1002,24 +1002,28 @@ class Snapshots:
         t0 = time.perf_counter()
         version = repo.graph_version
         stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
-        fz = self._read_file(repo, stamp)
-        if fz is not None:
-            snap.adopt(fz, version)
-            source = "file"
-        elif conn is not None:
-            try:
+        try:
+            fz = self._read_file(repo, stamp)
+            if fz is not None:
+                snap.adopt(fz, version)
+                if conn is not None and not self._holds_graph(conn, repo, snap, version):
+                    snap._reset()
+                    fz = None
+            if fz is not None:
+                source = "file"
+            elif conn is not None:
                 snap.load(conn, version)
-            except BaseException:
-                # Half a graph read must never answer, take a batch on top or be saved as the graph (the
-                # kernel's read once failed on a full buffer pool, and what it had read was saved at the stop
-                # and answered `locate` with nothing): empty and stale again, for the next reader to retry.
-                snap._reset()
-                with self._lock:
-                    self._stale.add(repo.id)
-                raise
-            source = "graph"
-        else:
-            return False
+                source = "graph"
+            else:
+                return False
+        except BaseException:
+            # Half a graph read must never answer, take a batch on top or be saved as the graph (the kernel's
+            # read once failed on a full buffer pool, and what it had read was saved at the stop and answered
+            # `locate` with nothing): empty and stale again, for the next reader to retry.
+            snap._reset()
+            with self._lock:
+                self._stale.add(repo.id)
+            raise
         snap.stamp = stamp
         self._loaded(repo, snap, source, t0)
         if source == "graph":
@@ -1028,6 +1032,20 @@ class Snapshots:
             with self._lock:
                 self._stale.add(repo.id)
         return True
+
+    @staticmethod
+    def _holds_graph(conn: Conn, repo: Repo, snap: Snapshot, version: int) -> bool:
+        """Whether a snapshot read from its file holds as many symbols as the graph at `version` (one count, ~30 ms
+        on the kernel's 1.8M): its stamp says which graph version it was saved for, not that what was saved was
+        whole (a build before this check saved half a failed graph read under a good stamp). A batch that
+        committed meanwhile makes the count say nothing: the snapshot goes back to the stale list anyway."""
+        held = len(snap.by_id)
+        graph = int(conn.scalar("MATCH (s:Symbol) WHERE s.repoId = $r RETURN count(s)", {"r": repo.id}) or 0)
+        if held == graph or repo.graph_version != version:
+            return True
+        log.warning("saved query snapshot of %s not used (it holds %d symbols, the graph %d); reading the graph",
+                    repo.root, held, graph)  # fmt: skip
+        return False
 
     def preload(self, repo: Repo) -> bool:
         """Load the repository's snapshot from its saved file now, before any reader asks (after a restart in place:

@@ -334,6 +334,27 @@ def test_a_graph_read_that_fails_leaves_nothing_half_read_to_answer_follow_or_sa
         h.close()
 
 
+def test_a_saved_file_that_holds_fewer_symbols_than_the_graph_is_refused(tmp_path: Path) -> None:
+    """What a build before the fix above left: half a graph read saved under a good stamp."""
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        repo: Any = _Repo(h)
+        files = [(p, d) for p, d in h.files(report.changed_paths, []).items() if p == "pkg/util.py" and d is not None]
+        part = Snapshot(REPO)
+        part.build(files, h.version)  # one file's symbols, as if the read had stopped there
+        assert 0 < part.counts()["symbols"] < h.loaded().counts()["symbols"]
+        snaps = Snapshots(tmp_path / "snaps", save_delay_s=0)
+        path = snaps._file(REPO)
+        assert path is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        compact.save(compact.freeze(part), path, compact.stamp_of(REPO, h.version, repo.indexed_at))
+        assert dump(snaps.get(h.conn, repo)) == dump(h.loaded())
+        assert snaps.loads[REPO]["source"] == "graph"
+    finally:
+        h.close()
+
+
 def test_a_reader_that_comes_during_a_graph_read_waits_for_all_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
