@@ -27,7 +27,7 @@ from ..repos import Repo, RepoRegistry, cold_write_pending, record_build, record
 from ..store import StoreBusy, StoreError
 from . import graphwrite
 from .indexer import FactsCache, RepoSync, SyncReport, build_summary, release_heap
-from .parsepool import ParsePool
+from .parsepool import ParsePool, PoolClosed
 from .views import ViewSync
 from .watcher import Watcher
 
@@ -284,7 +284,10 @@ class LiveSync:
                     log.warning("sync of %s: %s; retrying once", repo.root, exc)
                     eng.reset()
         except Exception as exc:
-            log.exception("sync of %s failed", repo.root)
+            if isinstance(exc, PoolClosed):  # the daemon is stopping: the next start syncs again
+                log.info("sync of %s stopped: %s", repo.root, exc)
+            else:
+                log.exception("sync of %s failed", repo.root)
             if self.cold_listeners:
                 self._resolved(repo, None)  # what was handed before the write will not be committed
             eng.reset()  # the in-memory view may be ahead of the graph: rebuild it next time

@@ -51,6 +51,13 @@ IDLE_EXIT_S = float(config.get("NEXUS_PARSE_IDLE_S"))
 IDLE_WARM = int(config.get("NEXUS_PARSE_WARM"))
 
 
+class PoolClosed(RuntimeError):
+    """The pool was closed (the daemon is stopping) while a run still wanted its workers."""
+
+
+_STOPPING = "the parser processes were stopped: the daemon is stopping"
+
+
 @dataclass(slots=True)
 class ParseTask:
     path: str
@@ -273,6 +280,8 @@ class ParsePool:
         self.retired = 0  # workers stopped for idling
 
     def _ensure(self) -> None:
+        if self._closed:
+            raise PoolClosed(_STOPPING)
         while len(self._workers) < self.size:
             self._workers.append(self._new_worker())
 
@@ -343,7 +352,14 @@ class ParsePool:
                 chunk = [pending.popleft() for _ in range(size)]
                 worker.send(root, chunk, max_bytes)
                 busy[worker.conn] = worker
-            ready = wait(list(busy), timeout=0.5)
+            try:
+                if self._closed:
+                    raise PoolClosed(_STOPPING)
+                ready = wait(list(busy), timeout=0.5)
+            except OSError as e:  # (`close` closed the connections under the wait)
+                if self._closed:
+                    raise PoolClosed(_STOPPING) from e
+                raise
             for ready_conn in ready:
                 conn: Any = ready_conn
                 worker = busy[conn]
@@ -383,6 +399,8 @@ class ParsePool:
         pending.extendleft(reversed(worker.batch))
         worker.kill()
         with self._lock:
+            if self._closed:  # (`close` stopped every worker, this one too: none is started after it)
+                raise PoolClosed(_STOPPING)
             self._workers.remove(worker)
             fresh = self._new_worker()
             self._workers.append(fresh)

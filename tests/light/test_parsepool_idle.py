@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nexusd.sync.parsepool import ParsePool, ParseTask
+import pytest
+
+from nexusd.sync.parsepool import ParsePool, ParseTask, PoolClosed
 from tests.helpers import DaemonProcess, wait_for
 
 
@@ -95,7 +97,9 @@ def test_daemon_parsers_exit_when_idle_and_next_sync_works(tmp_path: Path) -> No
 WARM = r"""
 import sys, time
 from nexusd.parse import extract
-from nexusd.sync.parsepool import ParsePool, ParseTask
+import pytest
+
+from nexusd.sync.parsepool import ParsePool, ParseTask, PoolClosed
 pool = ParsePool(1, idle_s=0)
 before = extract._query.cache_info().currsize
 outcomes = list(pool.run(sys.argv[1], [ParseTask(f"pkg/m{i}.py") for i in range(3)]))
@@ -141,3 +145,25 @@ def test_a_small_repository_is_parsed_without_starting_parser_processes(tmp_path
             assert hits and hits[0]["name"] == "func_17"
     finally:
         d.cleanup()
+
+
+def test_a_run_that_meets_a_closed_pool_ends_with_a_clear_error_and_starts_no_worker(tmp_path: Path) -> None:
+    """The daemon stopping closes the pool under a sync that is still parsing (seen on the kernel's start-up
+    sync): the run used to fail with `ValueError: list.remove(x)` as it tried to replace the stopped workers."""
+    _write_repo(tmp_path, 1500, pad=2000)
+    pool = ParsePool(2, idle_s=0, warm=0)
+    run = pool.run(str(tmp_path), [ParseTask(f"pkg/m{i}.py") for i in range(1500)])
+    try:
+        assert next(run).status == "parsed"
+        started = pool.started
+        pool.close()
+        with pytest.raises(PoolClosed):
+            for _ in run:
+                pass
+        assert pool.started == started and pool.alive == 0  # no worker replaced after the close
+        with pytest.raises(PoolClosed):
+            list(pool.run(str(tmp_path), [ParseTask("pkg/m0.py")]))
+        assert pool.started == started and pool.alive == 0
+    finally:
+        run.close()
+        pool.close()
