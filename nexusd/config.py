@@ -52,6 +52,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_ALLOW_TESTS", bool, False, "Let `nexus agent` run the repository's test files.", "client"),
     Setting("NEXUS_LOG_LEVEL", str, "INFO", "Daemon log level (DEBUG, INFO, WARNING, ERROR).", "daemon"),
     Setting("NEXUS_BUFFER_POOL_MB", int, 384, "Kuzu buffer pool of the daemon, in MB.", "daemon"),
+    Setting("NEXUS_STOP_WAIT_S", float, 30.0, "Seconds a stopping daemon waits for the requests in progress (a write commits or rolls back); past it, it exits without closing the database, whose log the next start replays.", "daemon"),
     Setting("NEXUS_HEARTBEAT_S", float, 10.0, "A long request (index, sync, history ingest) that sent its client nothing for this long gets a progress frame saying it is still running (clients give up on silence), in seconds.", "daemon"),
     Setting("NEXUS_MAX_FILE_BYTES", int, 2_000_000, "Files larger than this are skipped with a diagnostic.", "daemon"),
     Setting("NEXUS_PARSE_TIMEOUT", float, 10.0, "Wall-clock limit for parsing one file, in seconds.", "daemon"),

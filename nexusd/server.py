@@ -336,8 +336,10 @@ class Server:
             job.last_frame = now
         self._long_jobs = live
 
-    def drain_and_close(self, timeout_s: float = 30.0) -> None:
-        """Let the write in progress finish (commit or roll back), refuse the rest, stop the threads."""
+    def drain_and_close(self, timeout_s: float = 30.0) -> bool:
+        """Let the write in progress finish (commit or roll back), refuse the rest, stop the threads. False when a
+        worker thread was still running a request `timeout_s` after: the database must not be closed under it
+        (Kuzu's close waits for the statement it runs, or for good when that thread then starts another)."""
         for jobs in (self.read_queue, self.write_queue):
             while True:
                 try:
@@ -358,6 +360,7 @@ class Server:
         # sends a request again when it saw no reply, and one run twice must not be a lost reply's doing.
         self.router.close(RESTART_LINGER_MS if self.restarting else 0)
         self.pull.close(0)
+        return not any(thread.is_alive() for thread in self._workers)
 
     # -- receiving ----------------------------------------------------------------------------------
 

@@ -66,6 +66,43 @@ def test_sigterm_stops_cleanly(daemon: DaemonProcess) -> None:
     assert "stopped" in daemon.dirs.log.read_text()
 
 
+def test_a_stop_does_not_wait_on_a_request_still_running_in_the_store() -> None:
+    """A query still running in Kuzu when the stop's wait (NEXUS_STOP_WAIT_S) ends: the daemon exits without
+    closing the database (its close waits for the statement, or for good: a kernel start-up sync once held a
+    stop that way), and the next start opens it and serves."""
+    import threading
+
+    first = DaemonProcess(env={"NEXUS_STOP_WAIT_S": "1"}).start()
+    try:
+        slow = "UNWIND range(1, 150000) AS a UNWIND range(1, 150000) AS b RETURN sum(a * b)"  # (a minute or more)
+        errors: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                with first.client() as c:
+                    c.request("debug.cypher", {"query": slow}, timeout=300)
+            except BaseException as exc:  # the daemon goes away under it
+                errors.append(exc)
+
+        asker = threading.Thread(target=ask, daemon=True)
+        asker.start()
+        time.sleep(2)  # the query is running
+        t0 = time.monotonic()
+        assert first.stop(timeout=60) == 0
+        assert time.monotonic() - t0 < 15
+        assert "exiting without closing the database" in first.dirs.log.read_text()
+        asker.join(30)
+        second = DaemonProcess(home=first.home).start()
+        try:
+            with second.client() as c:
+                assert c.request("status")["daemon"]["pid"] == second.pid
+                assert c.request("debug.cypher", {"query": "RETURN 1 + 1"})["rows"] == [[2]]
+        finally:
+            second.stop()
+    finally:
+        first.cleanup()
+
+
 def test_socket_dir_private(daemon: DaemonProcess) -> None:
     run_dir = daemon.dirs.socket.parent
     assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
