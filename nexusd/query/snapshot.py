@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..batch import CommittedBatch, FileData, call_rows, import_rows
 from ..parse import gcpause
 from ..resolve.base import MAX_STORED_SITES, parse_unresolved
+from ..store import StoreError
 from ..textsplit import split_identifier
 from . import compact
 
@@ -159,6 +160,8 @@ def _imports_without(lst: list[Import], path: str) -> list[Import]:
     return lst
 
 
+READ_PART_FILES = 4000  # a whole graph read of more files than this goes in parts (`Snapshot._read`)
+_PAST_EVERY_PATH = "\U0010ffff"  # above every path in the order Kuzu compares strings (code points)
 FLUSH_BUDGET_S = 15.0  # compaction time the daemon's stop gives the snapshots it saves (`Snapshots.flush`)
 
 
@@ -444,7 +447,10 @@ class Snapshot:
         # (unresolved_by_tail holds slots: the freed slot is skipped on read)
 
     def _read(self, conn: Conn, paths: list[str] | None) -> None:
-        """Read files, symbols, containment and edges from the graph: of the repository, or of some files."""
+        """Read files, symbols, containment and edges from the graph: of the repository, or of some files. A
+        repository of more than READ_PART_FILES files is read in parts of that many files: Kuzu holds a query's
+        whole result in its buffer pool, and the kernel's symbols in one query filled it (`NEXUS_BUFFER_POOL_MB`,
+        384 MB by default). Every symbol is read before any edge: an edge is kept only when both its ends are."""
         p: dict[str, Any] = {"r": self.repo_id}
         only = ""
         if paths is not None:
@@ -455,29 +461,45 @@ class Snapshot:
         ):
             self.files[path] = (fid, role or "")
         incremental = paths is not None
-        for row in conn.rows("MATCH (s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + f" RETURN {_SYM_COLS}", p):
-            self._add_symbol(row, incremental)
-        self._add_contains(
-            conn.rows(
-                "MATCH (p:Symbol)-[:CONTAINS]->(s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + " RETURN p.id, s.id",
-                p,
+        parts: list[dict[str, Any]] = [p]
+        if paths is None and len(self.files) > READ_PART_FILES:
+            # Parts by path range, two comparisons a row (an `IN` of thousands of paths is a list walk per row)
+            every = sorted(self.files)
+            starts = every[::READ_PART_FILES]
+            only = " AND {v}.path >= $lo AND {v}.path < $hi"
+            parts = [{**p, "lo": lo, "hi": hi} for lo, hi in zip(starts, [*starts[1:], _PAST_EVERY_PATH], strict=True)]
+        for part in parts:
+            for row in conn.rows("MATCH (s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + f" RETURN {_SYM_COLS}", part):
+                self._add_symbol(row, incremental)
+        if len(parts) > 1:  # the ranges hold every symbol once only if Kuzu orders strings as Python does
+            count = conn.scalar("MATCH (s:Symbol) WHERE s.repoId = $r RETURN count(s)", p)
+            if count != len(self.by_id):
+                raise StoreError(f"the graph read in parts found {len(self.by_id)} symbols of {count}")
+        for part in parts:
+            self._add_contains(
+                conn.rows(
+                    "MATCH (p:Symbol)-[:CONTAINS]->(s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + " RETURN p.id, s.id",
+                    part,
+                )
             )
-        )
+        ends = ["a", "b"] if incremental else ["a"]
         for rel, out, inn in (
             ("POSSIBLY_CALLS", self.calls_out, self.calls_in),
             ("INHERITS", self.inherits_out, self.inherits_in),
         ):
             line = "e.line" if rel == "POSSIBLY_CALLS" else "0"
-            rows: list[list[Any]] = []
-            for end in ["a", "b"] if incremental else ["a"]:
-                q = f"MATCH (a:Symbol)-[e:{rel}]->(b:Symbol) WHERE {end}.repoId = $r" + only.format(v=end)
-                rows += conn.rows(f"{q} RETURN a.id, b.id, e.confidence, e.resolution, {line}", p)
-            self._add_edges(out, inn, rows)
-        imports: list[list[Any]] = []
-        for end in ["a", "b"] if incremental else ["a"]:
-            q = f"MATCH (a:File)-[e:IMPORTS]->(b:File) WHERE {end}.repoId = $r" + only.format(v=end)
-            imports += conn.rows(f"{q} RETURN a.path, b.path, e.specifier, e.line, e.resolution, e.confidence", p)
-        self._add_imports(imports, dedupe=True)
+            for part in parts:
+                rows: list[list[Any]] = []
+                for end in ends:
+                    q = f"MATCH (a:Symbol)-[e:{rel}]->(b:Symbol) WHERE {end}.repoId = $r" + only.format(v=end)
+                    rows += conn.rows(f"{q} RETURN a.id, b.id, e.confidence, e.resolution, {line}", part)
+                self._add_edges(out, inn, rows)
+        for part in parts:
+            imports: list[list[Any]] = []
+            for end in ends:
+                q = f"MATCH (a:File)-[e:IMPORTS]->(b:File) WHERE {end}.repoId = $r" + only.format(v=end)
+                imports += conn.rows(f"{q} RETURN a.path, b.path, e.specifier, e.line, e.resolution, e.confidence", part)
+            self._add_imports(imports, dedupe=True)
 
     def _ingest(self, files: list[tuple[str, FileData]], incremental: bool) -> None:
         """Add files from the engine's facts and resolutions, as graphwrite turns them into rows.

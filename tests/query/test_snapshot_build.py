@@ -123,6 +123,26 @@ def test_engine_snapshot_equals_graph_snapshot_through_edits(
         h.close()
 
 
+@pytest.mark.parametrize("part_files", [1, 3])
+def test_a_graph_read_in_parts_equals_the_engine_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part_files: int
+) -> None:
+    """A repository of more than READ_PART_FILES files is read from the graph in parts (the kernel's read in one
+    filled Kuzu's buffer pool): the same symbols, children, edges and imports, in the same order."""
+    monkeypatch.setattr(snapshot_mod, "READ_PART_FILES", part_files)
+    h = Harness(tmp_path)
+    try:
+        report = h.sync()
+        mem = Snapshot(REPO)
+        mem.build([(p, d) for p, d in h.files(report.changed_paths, []).items() if d is not None], h.version)
+        graph = h.loaded()
+        assert len(graph.files) > part_files and dump(mem)["calls_out"] and dump(mem)["imports_out"]
+        assert dump(mem) == dump(graph)
+        follow(h, mem, [{"pkg/util.py": FILES["pkg/util.py"].replace("def normalize(x)", "def normalise(x)")}], None)
+    finally:
+        h.close()
+
+
 def follow(h: Harness, mem: Snapshot, edits: list[dict[str, str | None]], diff_rows: int | None) -> None:
     """Apply each edit on disk, sync, and hold the engine-followed snapshot, a graph-followed one and one
     loaded afresh equal after each."""
