@@ -160,9 +160,9 @@ def _usage(snap: Snapshot, sym: Sym) -> tuple[int, int]:
             continue
         sites += 1
         if n < MAX_USAGE_EDGES:
-            caller = snap.by_id.get(edge.other)
-            if caller is not None and caller.path != sym.path:
-                files.add(caller.path)
+            path = snap.path_of(edge.other)  # (not the caller itself: see `Snapshot.path_of`)
+            if path is not None and path != sym.path:
+                files.add(path)
     return (-len(files), -sites)
 
 

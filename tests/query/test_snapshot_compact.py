@@ -116,12 +116,17 @@ def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path
         assert dump(packed) == dump(plain)
         assert len(plain.by_id) > 10 and dump(packed)["calls_out"] and dump(packed)["unresolved_by_tail"]
         assert packed.counts() == plain.counts()
+        ever: set[str] = set(plain.by_id)
         for step, edit in enumerate(EDITS):
             files = _edit(h, edit)
             plain.apply_files(h.version, files)
             packed.apply_files(h.version, files)
             assert dump(packed) == dump(plain), step
             assert packed.counts() == plain.counts(), step
+            ever |= set(plain.by_id)  # (and the ids of symbols gone since: no path)
+            for sid in ever:  # a symbol's path read from the path column (`path_of`) is its path, over edits
+                want = plain.by_id[sid].path if sid in plain.by_id else None
+                assert packed.path_of(sid) == plain.path_of(sid) == want, (step, sid)
             assert dump(_frozen_copy(packed)) == dump(plain), step  # frozen again over its own overlay
             stamp = compact.stamp_of(REPO, h.version, 1.5)
             fz = compact.freeze(packed)
