@@ -552,7 +552,8 @@ class Server:
         writes (no read transaction may be open, see store.py; only with room on the disk for it,
         recovery.DiskGuard) and the C heap's free pages handed back after it (`gcpause.trim_heap`), then the
         graphs' invariant counts after a checkpoint folded in deletes (`LiveSync.check_after_deletes`), the symbol
-        tables and query snapshots nothing needed for a while (`LiveSync.release_idle`, `Snapshots.evict_idle`), then
+        tables and query snapshots nothing needed for a while (`LiveSync.release_idle`, `Snapshots.evict_idle`), the
+        snapshots' mapped file pages nothing read for a while (`Snapshots.drop_pages`), then
         freeing what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen heap
         (`gcpause.reclaim`: the collection holds the interpreter meanwhile); last, once quiet, whether to restart
         in place (`recycle.Recycler`)."""
@@ -569,6 +570,7 @@ class Server:
             released = self.parts.live.release_idle()
             released += len(self.parts.snapshots.evict_idle(float(config.get("NEXUS_SNAPSHOT_IDLE_S")),
                                                             keep=set(self.parts.views.held())))  # fmt: skip
+            self.parts.snapshots.drop_pages()  # (what reads mapped of the snapshots' files, back to the page cache)
             if released and recycler is not None:
                 recycler.note()
         gcpause.reclaim()

@@ -165,6 +165,7 @@ class Frozen:
         self.tables = tables
         self.names = names  # distinct lower(name) as string numbers, sorted by the strings
         self.source: str | None = None  # the file it is a mapping of (`_map`), None in this process's memory
+        self.mapping: Any = None  # the mmap itself when mapped (`drop_pages`)
         self._made: dict[int, Sym] = {}
         self._short: dict[int, str] = {}  # strings of few distinct values (kinds, paths, roles, resolutions)
         ids = syms["id"]
@@ -211,6 +212,20 @@ class Frozen:
     def field(self, slot: int, name: str) -> str:
         """One string column of one symbol (`SYM_STR`), without making the whole symbol."""
         return self.strings[self.syms[name][slot]]
+
+    def drop_pages(self) -> bool:
+        """Hand the mapped file's pages back (`MADV_DONTNEED`): they stay in the page cache, and the next read
+        faults them in again at minor-fault cost. A read maps far more than it touches (the kernel faults around
+        each page in 64 KB blocks and maps whole large page-cache folios: a `locate` that touched ~15 MB of the
+        kernel's file left 229 MB of it mapped), so what a daemon has read piles up in its resident memory.
+        Safe beside readers: the mapping is read-only and file-backed. True when pages were handed back."""
+        import mmap
+
+        mm = self.mapping
+        if mm is None or mm.closed or not hasattr(mmap, "MADV_DONTNEED"):
+            return False
+        mm.madvise(mmap.MADV_DONTNEED)
+        return True
 
     def nbytes(self) -> int:
         """The bytes its arrays and blob hold."""
@@ -998,6 +1013,7 @@ def _map(f: Any, stamp: dict[str, Any]) -> Frozen:
     _check(fz)
     if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
         mm.madvise(mmap.MADV_DONTNEED)  # (read for the CRC: back to the page cache, out of this process)
+    fz.mapping = mm
     return fz
 
 

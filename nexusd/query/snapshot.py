@@ -160,6 +160,7 @@ def _imports_without(lst: list[Import], path: str) -> list[Import]:
     return lst
 
 
+PAGES_IDLE_S = 10.0  # a snapshot no reader nor batch read for this long hands its mapped pages back (`drop_pages`)
 READ_PART_FILES = 4000  # a whole graph read of more files than this goes in parts (`Snapshot._read`)
 _PAST_EVERY_PATH = "\U0010ffff"  # above every path in the order Kuzu compares strings (code points)
 FLUSH_BUDGET_S = 15.0  # compaction time the daemon's stop gives the snapshots it saves (`Snapshots.flush`)
@@ -990,6 +991,8 @@ class Snapshots:
         self._pre: dict[str, _Prebuild] = {}
         self.loads: dict[str, dict[str, Any]] = {}  # repo id -> how and how fast its snapshot was last made
         self._used: dict[str, float] = {}  # repo id -> when a reader last asked for its snapshot (monotonic)
+        self._touched: dict[str, float] = {}  # repo id -> when a reader or a batch last read it (`drop_pages`)
+        self._dropped: dict[str, float] = {}  # repo id -> when its mapped pages were last handed back
         # repo id -> the stamp of the snapshot let go while idle (`evict_idle`): its saved file holds exactly it
         self._evicted: dict[str, dict[str, Any]] = {}
         if directory is not None and directory.is_dir():  # what a prebuild or a compaction apart left when its
@@ -1003,7 +1006,7 @@ class Snapshots:
         (`madeBy`: index, engine, file or graph, see `loads`) and how long this call waited for it (`waitedMs`:
         0 when it was ready)."""
         t_start = time.perf_counter()
-        self._used[repo.id] = time.monotonic()
+        self._used[repo.id] = self._touched[repo.id] = time.monotonic()
         snap = self._get(conn, repo)
         if info is not None:
             waited = time.perf_counter() - t_start
@@ -1402,6 +1405,7 @@ class Snapshots:
     ) -> None:
         """Follow one committed batch: from the engine's `files` when given (no Kuzu reads), else by reading
         the `changed` files from the graph; `reload` drops the snapshot instead (loaded again on next use)."""
+        self._touched[repo.id] = time.monotonic()
         version = repo.graph_version
         stamp = compact.stamp_of(repo.id, version, repo.indexed_at)
         with self._lock:
@@ -1454,6 +1458,23 @@ class Snapshots:
         snap.stamp = stamp
         self._loaded(repo, snap, "file", t0)
         return snap
+
+    def drop_pages(self, idle_s: float = PAGES_IDLE_S) -> list[str]:
+        """Hand back the mapped file pages (`compact.Frozen.drop_pages`) of the snapshots no reader nor batch read
+        for `idle_s` seconds, once after each read (the writer's idle upkeep). Returns their repository ids."""
+        now = time.monotonic()
+        with self._lock:
+            held = list(self._snaps.items())
+        out: list[str] = []
+        for rid, snap in held:
+            touched = self._touched.get(rid)
+            if touched is None or now - touched < idle_s or self._dropped.get(rid, -1.0) >= touched:
+                continue
+            fz = snap.frozen
+            if fz is not None and fz.drop_pages():
+                self._dropped[rid] = now
+                out.append(rid)
+        return out
 
     def evict_idle(self, idle_s: float, keep: set[str]) -> list[str]:
         """Let go of the snapshots no reader asked for in `idle_s` seconds whose saved file holds them as they are
@@ -1533,6 +1554,8 @@ class Snapshots:
             self.loads.pop(repo_id, None)  # (status figures of a repository that is gone)
             self._evicted.pop(repo_id, None)
             self._used.pop(repo_id, None)
+            self._touched.pop(repo_id, None)
+            self._dropped.pop(repo_id, None)
             self.saves.pop(repo_id, None)
             self.abandoned.pop(repo_id, None)
         if pre is not None:

@@ -9,6 +9,7 @@ its file are compared field by field with `dump`.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import threading
 import time
@@ -396,6 +397,47 @@ def test_a_reader_that_comes_during_a_graph_read_waits_for_all_of_it(
         second.join(10)
         monkeypatch.undo()
         assert got["dump"] == dump(h.loaded())
+    finally:
+        h.close()
+
+
+def _mapped_kb(path: Path) -> int:
+    """This process's resident KB of mappings of `path` (`/proc/self/smaps`)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            if "-" in line.split(" ", 1)[0] and len(line.split()) >= 5:  # a mapping's header line
+                inside = line.rstrip().endswith(str(path))
+            elif inside and line.startswith("Rss:"):
+                total += int(line.split()[1])
+    return total
+
+
+def test_an_idle_snapshot_hands_its_mapped_pages_back_and_answers_as_before(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    try:
+        h.sync()
+        repo: Any = _Repo(h)
+        saver = Snapshots(tmp_path / "snaps", save_delay_s=0.05)
+        saver.get(h.conn, repo)
+        _saved(REPO, saver)
+        del saver  # (its snapshot maps the saved file too)
+        gc.collect()
+        snaps = Snapshots(tmp_path / "snaps")
+        snap = snaps.get(h.conn, repo)
+        assert snaps.loads[REPO]["source"] == "file" and snap.frozen is not None and snap.frozen.mapping is not None
+        (path,) = (tmp_path / "snaps").glob("*.snap")
+        want = dump(h.loaded())
+        assert dump(snap) == want  # (reads every array: their pages are mapped now)
+        assert _mapped_kb(path) > 0
+        assert snaps.drop_pages(idle_s=60) == []  # read a moment ago: kept
+        assert snaps.drop_pages(idle_s=0) == [REPO]
+        assert _mapped_kb(path) == 0
+        assert snaps.drop_pages(idle_s=0) == []  # nothing read since
+        assert dump(snap) == want  # read back from the page cache
+        assert _mapped_kb(path) > 0
+        snaps.get(h.conn, repo)  # a reader asked again: once more
+        assert snaps.drop_pages(idle_s=0) == [REPO] and _mapped_kb(path) == 0
     finally:
         h.close()
 
