@@ -270,9 +270,9 @@ class Daemon:
     def _shutdown(self) -> None:
         closed = True
         try:
-            drained = True
+            drained, wait_s = True, float(config.get("NEXUS_STOP_WAIT_S"))
             if self.server is not None:  # the write in progress commits or rolls back first
-                drained = self.server.drain_and_close(float(config.get("NEXUS_STOP_WAIT_S")))
+                drained = self.server.drain_and_close(wait_s)
             if self.parts is not None:
                 from . import app
 
@@ -286,7 +286,7 @@ class Daemon:
                 # stop for good: the close waited for the writer, whose next statement waited for the close).
                 # Left open, as by a kill: the next start replays the database's log.
                 log.warning("a request was still running %.0f s after the stop began: exiting without closing the "
-                            "database (the next start replays its log)", float(config.get("NEXUS_STOP_WAIT_S")))  # fmt: skip
+                            "database (the next start replays its log)", wait_s)  # fmt: skip
                 closed = False
             if self.server is not None:
                 self.dirs.socket.unlink(missing_ok=True)

@@ -1011,9 +1011,8 @@ def _map(f: Any, stamp: dict[str, Any]) -> Frozen:
     except (KeyError, TypeError, ValueError, OverflowError, MemoryError) as e:
         raise BadFile(f"malformed: {e}") from e
     _check(fz)
-    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        mm.madvise(mmap.MADV_DONTNEED)  # (read for the CRC: back to the page cache, out of this process)
     fz.mapping = mm
+    fz.drop_pages()  # (read for the CRC: back to the page cache, out of this process)
     return fz
 
 
