@@ -1,7 +1,8 @@
 """How light the daemon is: resident memory, CPU per file, the first answer, and `status`.
 
     .venv/bin/python bench/memory_bench.py [--corpus gen1k|gen5k|gen20k|stdlib ...] [--idle-wait 60]
-                                           [--skip-status] [--skip-idle] [--status-paths]
+                                           [--skip-status] [--skip-idle] [--status-paths] [--skip-daemon]
+                                           [--defaults SECONDS]
 
 Rows (each printed, all written to bench/results/memory_bench.json):
 - idle: the daemon's RSS (and anonymous RSS) a few seconds after start with an empty NEXUS_HOME;
@@ -13,6 +14,10 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   itself in place after that (NEXUS_RECYCLE_QUIET_S=120: nexusd/recycle.py) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
   sync engine from the facts cache);
+- defaults (`--defaults SECONDS`, per corpus): the same corpus on a daemon with every setting at its default (the
+  rows above shorten NEXUS_SYNC_IDLE_S and lengthen NEXUS_RECYCLE_QUIET_S to separate their steps): cold index,
+  the queries, its RSS every second for SECONDS with no request (when it restarted itself in place, the median of
+  the last 30 s, the highest), then after one query and after one edit;
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
   the pool back), both given their paths as the watcher gives them;
@@ -354,6 +359,52 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
     return out
 
 
+def defaults_row(name: str, root: Path, watch_s: float) -> dict[str, Any]:
+    """The daemon as a user runs it, every setting at its default: cold index, the queries, then its RSS read
+    every second for `watch_s` seconds with no request (so its own idle upkeep runs: the snapshot's save, the
+    checkpoint, a restart in place once its allocator keeps NEXUS_RECYCLE_MB freed, which brings the symbol
+    table back at once), then one query and one edit, each followed by a settled reading."""
+    out: dict[str, Any] = {"corpus": name, "watch_s": watch_s}
+    with BenchDaemon() as d:
+        assert d.proc is not None
+        pid = d.proc.pid
+        wait_builder(pid)
+        with connect(d.dirs, timeout=3600) as c:
+            r, cold = timed(lambda: c.request("index", {"repo": str(root)}, timeout=3600))
+            out["cold_wall_s"] = round(cold, 3)
+            out["symbols"] = int(r["written"].get("symbols") or 0)
+            for q in QUERIES:
+                c.request("locate", {"repo": str(root), "query": q, "limit": 20}, timeout=600)
+            queried = time.monotonic()
+            out["rss_right_after_queries"] = mem_mb(pid)
+            before = socket_ident(d.dirs.socket)
+            timeline: list[dict[str, float]] = []
+            restarts: list[float] = []
+            while time.monotonic() - queried < watch_s:
+                time.sleep(1.0)
+                ident = socket_ident(d.dirs.socket)
+                if ident not in (before, None):  # a new socket file: the daemon restarted itself in place
+                    restarts.append(round(time.monotonic() - queried, 1))
+                    before = ident
+                timeline.append({"s": round(time.monotonic() - queried, 1), **mem_mb(pid)})
+            out["timeline"] = timeline
+            out["restarts_in_place_at_s"] = restarts
+            last = [t for t in timeline if t["s"] >= watch_s - 30]
+            out["rss_last_30_s"] = {key: statistics.median(t[key] for t in last) for key in ("rss", "anon")}
+            out["rss_max_after_queries"] = {key: max(t[key] for t in timeline) for key in ("rss", "anon")}
+            _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
+            out["query_after_watch_s"] = round(first, 3)
+            out["rss_settled_after_query"] = settled(pid, since=time.monotonic(), after_s=5)
+            target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
+            target.write_text(target.read_text() + "\n\ndef memory_bench_defaults_edit(x):\n    return x\n")
+            _, edit = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
+            out["edit_after_watch_s"] = round(edit, 3)
+            out["rss_settled_after_edit"] = settled(pid, since=time.monotonic(), after_s=5)
+    shown = {k: v for k, v in out.items() if k != "timeline"}
+    print(f"[{name} defaults] {shown}", flush=True)
+    return out
+
+
 def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:
     """Index, let the daemon idle, then look at its parser processes and time the next parses."""
     env = {"NEXUS_NO_WATCH": "1"}
@@ -642,6 +693,8 @@ def main() -> None:
     ap.add_argument("--skip-daemon", action="store_true", help="no daemon rows per corpus (with --symbols)")
     ap.add_argument("--status-paths", action="store_true",
                     help="only `nexus status` with and without click, interleaved (-> bench/results/status_paths.json)")
+    ap.add_argument("--defaults", type=float, default=0.0, metavar="SECONDS",
+                    help="per corpus, also the daemon with every setting at its default, watched this long after the queries")
     ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
     opts = ap.parse_args()
     if opts.status_paths:
@@ -666,6 +719,7 @@ def main() -> None:
             result["parsers_idle"] = parsers_idle_row(generate(work / "idle", 300), opts.idle_wait)
         rows = []
         sym_rows = []
+        defaults_rows: list[dict[str, Any]] = []
         for name in chosen:
             if name == "none":
                 continue
@@ -677,10 +731,14 @@ def main() -> None:
                 sym_rows.append(symbols_row(name, root))
             if not opts.skip_daemon:
                 rows.append(corpus_row(name, root, idle_anon))
+            if opts.defaults:
+                defaults_rows.append(defaults_row(name, root, opts.defaults))
             shutil.rmtree(root, ignore_errors=True)
         result["corpora"] = rows
         if sym_rows:
             result["symbols"] = sym_rows
+        if defaults_rows:
+            result["defaults"] = defaults_rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["targets"] = {"idle_mb": 60, "stdlib_after_queries_mb": 300, "bytes_per_symbol": 1536, "parser_idle_workers": 1,
