@@ -12,6 +12,8 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
 CODE_SCHEMA_VERSION = 4  # 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
@@ -143,9 +145,24 @@ MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) 
 # database at its first open.
 
 
-def all_table_ddl() -> list[str]:
-    """Every table's CREATE statement, in an order that creates each table after the tables it refers to."""
-    return (
+# Node tables made only when a row is first written to them (`Conn.ensure_table`), and dropped again at open while
+# empty (`Store.ensure_schema`): each node table costs ~5.3 MB of resident memory in Kuzu 0.11.3, empty or not, from
+# the moment the database opens (ARCHITECTURE.md, "Memory at rest"), and these hold rows only for what a user opts
+# into: the shell hook or a scraped shell history, assistant transcripts, an embeddings endpoint. No relationship
+# table refers to them. A read of one checks `Conn.has_table` first: a missing table holds no rows.
+OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector"})
+
+
+def ddl_of(name: str) -> str:
+    """The CREATE statement of one table."""
+    return next(ddl for ddl in all_table_ddl() if table_name(ddl) == name)
+
+
+def all_table_ddl(optional: Iterable[str] = OPTIONAL_TABLES) -> list[str]:
+    """Every table's CREATE statement, in an order that creates each table after the tables it refers to; of the
+    optional node tables only those in `optional`."""
+    keep = set(optional)
+    return [ddl for ddl in (
         REGISTRY_TABLES + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
         + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
-    )  # fmt: skip
+    ) if table_name(ddl) not in OPTIONAL_TABLES or table_name(ddl) in keep]  # fmt: skip

@@ -131,6 +131,18 @@ class Conn:
         """The database this connection belongs to (per-database caches key on it)."""
         return self._store
 
+    def has_table(self, name: str) -> bool:
+        """Whether the database has this table now: always for a table the schema makes at open, and for an
+        optional one (`schema.OPTIONAL_TABLES`) once a row was written to it. A missing table holds no rows."""
+        return name not in schema.OPTIONAL_TABLES or name in self._store.optional_tables(self)
+
+    def ensure_table(self, name: str) -> None:
+        """Make an optional table before its first row (inside a transaction, a rollback undoes it with the rest,
+        and the transaction's failure makes the store read which tables exist again)."""
+        if not self.has_table(name):
+            self.execute(schema.ddl_of(name))
+            self._store._optional = None
+
     @property
     def _conn(self) -> kuzu.Connection:
         conn = self._kuzu
@@ -220,6 +232,7 @@ class Conn:
             except Exception:
                 pass
             self._discard()
+            self._store._optional = None  # (an optional table made inside it is gone again)
             raise
 
     def copy_nodes(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> int:
@@ -312,6 +325,7 @@ class Store:
         os.makedirs(self.tmp_dir, exist_ok=True)
         self._buffer_pool_mb = buffer_pool_mb
         self._read_only = read_only
+        self._optional: frozenset[str] | None = None  # `optional_tables`, read again after each open
         # A database that does not exist yet is built with its whole schema beside its path and renamed into
         # place: a kill during the creation cannot leave a half-made schema (with the full-text indexes earlier
         # schemas made, it left hidden tables Kuzu 0.11.3 could neither drop nor create over, and every later
@@ -546,10 +560,14 @@ class Store:
             log.warning("memory schema %s -> %s: recreating from the journal", memory_v, schema.MEMORY_SCHEMA_VERSION)
             self._drop(["ABOUT", "APPLIES_TO"] + schema.MEMORY_DROP_ORDER)
             report["memory_recreated"] = True
-        for ddl in schema.CODE_NODE_TABLES + schema.HISTORY_NODE_TABLES + schema.MEMORY_NODE_TABLES:
+        existing = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
+        for name in sorted(schema.OPTIONAL_TABLES & existing):
+            if not self._read_only and not conn.scalar(f"MATCH (n:{name}) RETURN count(n)"):
+                conn.execute(f"DROP TABLE {name}")  # empty: made again at its first row (schema.OPTIONAL_TABLES)
+                existing.discard(name)
+        for ddl in schema.all_table_ddl(optional=existing):
             conn.execute(ddl)
-        for ddl in schema.CODE_REL_TABLES + schema.HISTORY_REL_TABLES + schema.MEMORY_REL_TABLES:
-            conn.execute(ddl)
+        self._optional = None
         self.drop_fts_indexes()
         self.meta_set("schema.code", str(schema.CODE_SCHEMA_VERSION))
         self.meta_set("schema.memory", str(schema.MEMORY_SCHEMA_VERSION))
@@ -566,7 +584,16 @@ class Store:
                 self._admin.execute(f"CALL DROP_FTS_INDEX('{row['table_name']}', '{row['index_name']}')")
                 log.info("dropped the full-text index %s, which no query uses", row["index_name"])
 
+    def optional_tables(self, conn: Conn) -> frozenset[str]:
+        """Which of the optional node tables (`schema.OPTIONAL_TABLES`) the database has, read once per open."""
+        present = self._optional
+        if present is None:
+            names = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
+            present = self._optional = frozenset(schema.OPTIONAL_TABLES & names)
+        return present
+
     def _drop(self, tables: Iterable[str]) -> None:
+        self._optional = None
         existing = {row[0] for row in self._admin.rows("CALL SHOW_TABLES() RETURN name")}
         indexes = {(row[0], row[1]) for row in self._admin.rows("CALL SHOW_INDEXES() RETURN *")}
         for table, index in indexes:
@@ -868,6 +895,7 @@ class Store:
             # (the admin Conn was discarded with the rest and reopens on the new database at its next statement)
             db, self._db = self._db, None
             self._ready = False
+            self._optional = None
             try:
                 if db is not None:
                     db.close()
@@ -964,11 +992,13 @@ def build_from_export(export_dir: str, path: str, buffer_pool_mb: int) -> None:
 
     store = Store(Path(path), buffer_pool_mb=buffer_pool_mb)
     conn = store._admin
-    for ddl in schema.all_table_ddl():
+    base = Path(export_dir)
+    lines = (base / "copy.cypher").read_text().splitlines()
+    exported = {m.group(1) for m in (re.match(r"COPY `([^`]+)`", line.strip()) for line in lines) if m}
+    for ddl in schema.all_table_ddl(optional=exported):  # (the optional tables the live file has, empty or not)
         conn.execute(ddl)
     tables = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
-    base = Path(export_dir)
-    for line in (base / "copy.cypher").read_text().splitlines():
+    for line in lines:
         m = re.match(r'COPY `([^`]+)`(.*) FROM "([^"]+)"(.*);\s*$', line.strip())
         if m is None:
             continue

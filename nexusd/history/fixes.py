@@ -69,7 +69,7 @@ def named_paths(command: str, cwd: str, root: str) -> list[str]:
 def find_fix(conn: Conn, repo_id: str, root: str, user: str, command: str, cwd: str, at: float) -> dict[str, Any]:
     """{"command": the later success or None, "commit": the fixing commit or None} for a failed command."""
     first = command.split()[0] if command.split() else command
-    rows = conn.rows(
+    rows = [] if not conn.has_table("ShellCommand") else conn.rows(
         "MATCH (s:ShellCommand) WHERE s.repoId = $r AND s.userId = $u AND s.exitCode = 0 AND s.startedAt > $t "
         "AND s.startedAt <= $until AND s.text STARTS WITH $first RETURN s.text, s.startedAt, s.durationMs "
         "ORDER BY s.startedAt",

@@ -280,8 +280,9 @@ def delete_nodes(conn: Conn, table: str, ids: Iterable[str]) -> int:
     extra = ["HistoryText", "HistoryVector"] if table in TABLE_KIND else []
     if extra:
         retrieve_index.touch(conn)
+    names = [name for name in (table, *extra) if conn.has_table(name)]
     for part in chunks(id_list, 500):
-        for name in (table, *extra):
+        for name in names:
             conn.execute(f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n", {"ids": list(part)})
     return len(id_list)
 
@@ -562,6 +563,9 @@ def attribute(
 
 def store_shell(conn: Conn, user_id: str, attributed: list[tuple[str, ShellCommandFacts]]) -> int:
     rows = [shell_row(user_id, repo_id, cmd) for repo_id, cmd in attributed]
+    if not rows:
+        return 0
+    conn.ensure_table("ShellCommand")
     with conn.transaction():
         return insert_history(conn, "ShellCommand", SHELL_COLS, rows)
 
@@ -720,6 +724,9 @@ def plan_transcripts(root: str, deny: DenyList, claude_dir: str | None = None) -
 
 def store_transcripts(conn: Conn, repo: Repo, user_id: str, turns: list[ConversationTurnFacts]) -> int:
     rows = [turn_row(user_id, repo.id, t) for t in turns]
+    if not rows:
+        return 0
+    conn.ensure_table("ConversationTurn")
     with conn.transaction():
         return insert_history(conn, "ConversationTurn", TURN_COLS, rows)
 
@@ -744,6 +751,8 @@ def forget_value(conn: Conn, value: str, deny: DenyList, repo_ids: Sequence[str]
     counts: dict[str, int] = {}
     with conn.transaction(deletes=True):
         for table, props in _FORGET_FIELDS.items():
+            if not conn.has_table(table):
+                continue
             where = " OR ".join(f"lower(n.{p}) CONTAINS $w" for p in props)
             scope = " AND n.repoId IN $repos" if repo_ids is not None else ""
             params: dict[str, Any] = {"w": first}
@@ -765,6 +774,8 @@ def forget_value(conn: Conn, value: str, deny: DenyList, repo_ids: Sequence[str]
 def delete_repo_history(conn: Conn, repo_id: str) -> None:
     retrieve_index.touch(conn, repo_id)
     for table in (*HISTORY_TABLES, "HistoryText", "HistoryVector"):
+        if not conn.has_table(table):
+            continue
         conn.execute(f"MATCH (n:{table}) WHERE n.repoId = $r DETACH DELETE n", {"r": repo_id})
 
 

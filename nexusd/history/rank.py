@@ -188,6 +188,8 @@ def vector_candidates(
     conn: Conn, embedder: Embedder, text: str, repo_id: str, user_id: str, top: int = PER_SOURCE_TOP
 ) -> list[Hit]:
     """Nearest stored history vectors of the repository by cosine (brute force in Kuzu; fine at 10^5)."""
+    if not conn.has_table("HistoryVector"):
+        return []  # (no vector was stored yet)
     query_vec = embedder.embed([text])[0]
     dim = len(query_vec)  # one model, one dimension: stored lists are cast to the fixed-size array it needs
     rows = conn.rows(

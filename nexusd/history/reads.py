@@ -14,6 +14,8 @@ def counts(conn: Conn, repo_id: str) -> dict[str, int]:
     """Nodes per history table of one repository."""
     return {
         table: int(conn.scalar(f"MATCH (n:{table}) WHERE n.repoId = $r RETURN count(n)", {"r": repo_id}) or 0)
+        if conn.has_table(table)
+        else 0
         for table in HISTORY_TABLES
     }
 

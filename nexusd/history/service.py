@@ -79,7 +79,7 @@ class HistoryService:
 
     def _startup(self, conn: Conn) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if not conn.scalar("MATCH (s:ShellCommand) RETURN count(s)"):
+        if not conn.has_table("ShellCommand") or not conn.scalar("MATCH (s:ShellCommand) RETURN count(s)"):
             out["replayed"] = ingest.replay_archive(conn, self.archive, self.repos, self.deny, ingest.history_user())
         out.update(self.ingest_spool_now(conn))
         out["historyIndex"] = retrieve_index.index_for(conn).warm(conn)  # query's index, built before the first query

@@ -75,6 +75,7 @@ def _store_vectors(conn: Conn, repo_id: str, user_id: str, label: str, rows: lis
     embedder = vectors.configured()
     if embedder is None or not rows:
         return 0
+    conn.ensure_table("HistoryVector")
     have = ingest.existing_ids(conn, "HistoryVector", (r[0] for r in rows))
     todo = [r for r in rows if r[0] not in have]
     if not todo:
