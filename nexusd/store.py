@@ -110,6 +110,7 @@ class Conn:
         self._kuzu: kuzu.Connection | None = None  # opened on the first statement (and the database with it)
         self.in_transaction = False
         self._copied = False
+        self._made_table = False  # this transaction made an optional table (`ensure_table`)
         self._prepared: dict[str, Any] = {}
 
     def _prepare(self, query: str) -> Any:
@@ -137,11 +138,14 @@ class Conn:
         return name not in schema.OPTIONAL_TABLES or name in self._store.optional_tables(self)
 
     def ensure_table(self, name: str) -> None:
-        """Make an optional table before its first row (inside a transaction, a rollback undoes it with the rest,
-        and the transaction's failure makes the store read which tables exist again)."""
+        """Make an optional table before its first row. Inside a transaction, a rollback undoes it with the rest;
+        until the transaction ends no other connection can see it, so none keeps its reading of which tables
+        exist (`Store.optional_tables`)."""
         if not self.has_table(name):
             self.execute(schema.ddl_of(name))
-            self._store._optional = None
+            if self.in_transaction:
+                self._made_table = self._store.tables_pending = True
+            self._store.forget_tables()
 
     @property
     def _conn(self) -> kuzu.Connection:
@@ -232,8 +236,11 @@ class Conn:
             except Exception:
                 pass
             self._discard()
-            self._store._optional = None  # (an optional table made inside it is gone again)
             raise
+        finally:
+            if self._made_table:  # committed or rolled back: every connection sees the same tables again
+                self._made_table = self._store.tables_pending = False
+                self._store.forget_tables()
 
     def copy_nodes(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> int:
         """Bulk-insert node rows (in `columns` order)."""
@@ -326,6 +333,8 @@ class Store:
         self._buffer_pool_mb = buffer_pool_mb
         self._read_only = read_only
         self._optional: frozenset[str] | None = None  # `optional_tables`, read again after each open
+        self._optional_gen = 0  # moved by `forget_tables`: a reading taken across it is not kept
+        self.tables_pending = False  # an open transaction made an optional table
         # A database that does not exist yet is built with its whole schema beside its path and renamed into
         # place: a kill during the creation cannot leave a half-made schema (with the full-text indexes earlier
         # schemas made, it left hidden tables Kuzu 0.11.3 could neither drop nor create over, and every later
@@ -567,7 +576,7 @@ class Store:
                 existing.discard(name)
         for ddl in schema.all_table_ddl(optional=existing):
             conn.execute(ddl)
-        self._optional = None
+        self.forget_tables()
         self.drop_fts_indexes()
         self.meta_set("schema.code", str(schema.CODE_SCHEMA_VERSION))
         self.meta_set("schema.memory", str(schema.MEMORY_SCHEMA_VERSION))
@@ -585,15 +594,25 @@ class Store:
                 log.info("dropped the full-text index %s, which no query uses", row["index_name"])
 
     def optional_tables(self, conn: Conn) -> frozenset[str]:
-        """Which of the optional node tables (`schema.OPTIONAL_TABLES`) the database has, read once per open."""
+        """Which of the optional node tables (`schema.OPTIONAL_TABLES`) the database has, as `conn` sees them: read
+        once and kept until a table is made or dropped. A reading taken while a transaction that made one is open,
+        or across the making, is not kept (another connection's reading would miss the table for good, and a
+        delete on the writer would then skip its rows)."""
         present = self._optional
         if present is None:
-            names = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
-            present = self._optional = frozenset(schema.OPTIONAL_TABLES & names)
+            gen = self._optional_gen
+            present = frozenset(schema.OPTIONAL_TABLES & {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")})
+            if gen == self._optional_gen and not self.tables_pending:
+                self._optional = present
         return present
 
-    def _drop(self, tables: Iterable[str]) -> None:
+    def forget_tables(self) -> None:
+        """A table was made or dropped: read them again at the next `optional_tables`."""
         self._optional = None
+        self._optional_gen += 1
+
+    def _drop(self, tables: Iterable[str]) -> None:
+        self.forget_tables()
         existing = {row[0] for row in self._admin.rows("CALL SHOW_TABLES() RETURN name")}
         indexes = {(row[0], row[1]) for row in self._admin.rows("CALL SHOW_INDEXES() RETURN *")}
         for table, index in indexes:
@@ -895,7 +914,7 @@ class Store:
             # (the admin Conn was discarded with the rest and reopens on the new database at its next statement)
             db, self._db = self._db, None
             self._ready = False
-            self._optional = None
+            self.forget_tables()
             try:
                 if db is not None:
                     db.close()

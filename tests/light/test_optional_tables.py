@@ -114,3 +114,20 @@ def test_a_compaction_carries_the_optional_tables_the_file_has(tmp_path: Path) -
     assert c.has_table("HistoryVector") and not c.has_table("ConversationTurn")
     assert c.scalar("MATCH (n:ShellCommand) RETURN n.text") == "make"
     store.close()
+
+
+def test_another_connection_sees_a_table_made_inside_a_transaction_once_it_commits(tmp_path: Path) -> None:
+    store = Store(tmp_path / "g.kuzu")
+    store.open()
+    store.ensure_schema()
+    writer, reader = store.connect(), store.connect()
+    assert not reader.has_table("ShellCommand")
+    with writer.transaction():
+        writer.ensure_table("ShellCommand")
+        writer.execute("CREATE (:ShellCommand {id: 's1', text: 'make'})")
+        assert writer.has_table("ShellCommand")
+        # The reader cannot see the table yet; what it reads meanwhile must not be kept past the commit.
+        assert not reader.has_table("ShellCommand")
+    assert reader.has_table("ShellCommand") and writer.has_table("ShellCommand")
+    assert reader.scalar("MATCH (n:ShellCommand) RETURN count(n)") == 1
+    store.close()
