@@ -322,6 +322,32 @@ def test_the_database_is_reopened_once_the_process_grew_past_its_budget(tmp_path
         config.reload()
 
 
+def test_the_checkpoints_between_edits_leave_a_due_reopen_to_the_idle_one(tmp_path: Path) -> None:
+    """The checkpoint before a deleting write, and the writer's fold right after one (`upkeep=False`), neither reopen
+    the database nor compact it: after the Linux kernel's cold index a reopen for memory growth came due at each,
+    and edits 0.3 s apart each paid a reopen and a cold buffer pool. The next full checkpoint (the writer's idle
+    one) reopens."""
+    store = Store(tmp_path / "db.kz")
+    try:
+        store.ensure_schema()
+        conn = store.connect()
+        conn.execute("CREATE (:Meta {key: 'k0', value: 'v'})")
+        assert store.checkpoint(conn)
+        settled = store.reopens
+        store.reopen_soon()
+        for n in range(1, 4):  # a deleting write, each after a committed one: each checkpoints what came before
+            conn.execute("CREATE (:Meta {key: $k, value: 'v'})", {"k": f"k{n}"})
+            with conn.transaction(deletes=True):
+                conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": f"k{n - 1}"})
+            assert store.checkpoint(conn, upkeep=False)
+        assert store.reopens == settled and store.delete_folds >= 3, store.compaction_status()
+        assert store.checkpoint(conn)
+        assert store.reopens == settled + 1, store.compaction_status()
+        assert conn.scalar("MATCH (m:Meta) WHERE m.key STARTS WITH 'k' RETURN collect(m.key)") == ["k3"]
+    finally:
+        store.close()
+
+
 def test_a_cold_index_is_followed_by_a_reopen(tmp_path: Path) -> None:
     """Issue #15: Kuzu keeps the pages a cold write touched resident in its buffer pool until the Database
     closes (143 MB of a 610 MB daemon after the standard library's index). The writer's next idle checkpoint
