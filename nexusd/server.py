@@ -562,7 +562,7 @@ class Server:
         each edit. The rest of the idle upkeep waits for CHECKPOINT_IDLE_S as before."""
         if self._active_reads or not self.read_queue.empty():
             return  # (the idle upkeep checkpoints once the queries are done)
-        self.store.checkpoint(conn, upkeep=False)  # (a reopen or a compaction that is due waits for `_idle`)
+        self.store.checkpoint(conn, reopen=False)  # (a reopen that is due waits for `_idle`)
 
     def _idle(self, conn: Conn) -> None:
         """The writer's upkeep while it waits for work, only when no query runs or waits: a checkpoint after

@@ -631,13 +631,15 @@ class Store:
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
-    def checkpoint(self, conn: Conn | None = None, *, upkeep: bool = True) -> bool:
-        """Fold the WAL into the database file. False when open read transactions made it time out.
-        `upkeep`: also reopen the database when one is due (`_reopen_reason`) and compact the file when it grew
-        (`maybe_compact`). The checkpoints between an edit and the next (`checkpoint_before_delete`, the writer's
-        fold right after a write) leave both to the writer's idle one: after the Linux kernel's cold index, a
-        reopen for memory growth came due at each of them (the edit's pages read into the emptied buffer pool
-        grew it again past the mark), and every edit 0.3 s apart paid a reopen and a cold buffer pool."""
+    def checkpoint(self, conn: Conn | None = None, *, reopen: bool = True) -> bool:
+        """Fold the WAL into the database file, then compact the file when it grew (`maybe_compact`). False when
+        open read transactions made it time out.
+        `reopen`: also reopen the database when one is due (`_reopen_reason`). The checkpoints between an edit and
+        the next (`checkpoint_before_delete`, the writer's fold right after a write) leave that to the writer's
+        idle one: after the Linux kernel's cold index, a reopen for memory growth came due at each of them (the
+        edit's pages read into the emptied buffer pool grew it again past the mark), and every edit 0.3 s apart
+        paid a reopen and a cold buffer pool. A compaction stays possible at each: under writes that never pause,
+        the file must stay bounded all the same."""
         if not self._ready:
             return True  # never opened: nothing was written
         if not self.checkpoint_allowed():
@@ -650,14 +652,14 @@ class Store:
                 if self.deletes_unfolded:
                     self.deletes_unfolded = False
                     self.delete_folds += 1
-                reason = self._reopen_reason() if upkeep else None
+                reason = self._reopen_reason() if reopen else None
                 if reason and not self._read_only and (conn is None or not conn.in_transaction):
                     self.reopen_reasons[reason] = self.reopen_reasons.get(reason, 0) + 1
                     self._reopen(None)  # in the same window: no read transaction is open
         except StoreError as exc:
             log.info("checkpoint postponed: %s", exc)
             return False
-        if upkeep and conn is not None and not conn.in_transaction:
+        if conn is not None and not conn.in_transaction:
             self.maybe_compact(conn)
         return True
 
@@ -698,7 +700,7 @@ class Store:
 
             raise NoSpace("too little free disk space to delete safely", hint="free some space, then retry")
         for _ in range(3):
-            if self.checkpoint(conn, upkeep=False):
+            if self.checkpoint(conn, reopen=False):
                 return
         from .errors import Busy
 

@@ -323,10 +323,9 @@ def test_the_database_is_reopened_once_the_process_grew_past_its_budget(tmp_path
 
 
 def test_the_checkpoints_between_edits_leave_a_due_reopen_to_the_idle_one(tmp_path: Path) -> None:
-    """The checkpoint before a deleting write, and the writer's fold right after one (`upkeep=False`), neither reopen
-    the database nor compact it: after the Linux kernel's cold index a reopen for memory growth came due at each,
-    and edits 0.3 s apart each paid a reopen and a cold buffer pool. The next full checkpoint (the writer's idle
-    one) reopens."""
+    """The checkpoint before a deleting write, and the writer's fold right after one (`reopen=False`), do not reopen
+    the database: after the Linux kernel's cold index a reopen for memory growth came due at each, and edits 0.3 s
+    apart each paid a reopen and a cold buffer pool. The next full checkpoint (the writer's idle one) reopens."""
     store = Store(tmp_path / "db.kz")
     try:
         store.ensure_schema()
@@ -339,7 +338,7 @@ def test_the_checkpoints_between_edits_leave_a_due_reopen_to_the_idle_one(tmp_pa
             conn.execute("CREATE (:Meta {key: $k, value: 'v'})", {"k": f"k{n}"})
             with conn.transaction(deletes=True):
                 conn.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": f"k{n - 1}"})
-            assert store.checkpoint(conn, upkeep=False)
+            assert store.checkpoint(conn, reopen=False)
         assert store.reopens == settled and store.delete_folds >= 3, store.compaction_status()
         assert store.checkpoint(conn)
         assert store.reopens == settled + 1, store.compaction_status()
