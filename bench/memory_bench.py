@@ -352,7 +352,7 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             print(f"[{name}] first query after restart {first:.3f}s; {out['rss_after_restart_query']}", flush=True)
             # A restarted daemon builds its sync engine (facts, symbol table) from the facts cache at its first
             # edit: what a daemon started at login holds once it is used, settled like the reading above.
-            target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
+            target = _edit_target(root)
             target.write_text(target.read_text() + "\n\ndef memory_bench_restart_edit(x):\n    return x\n")
             _, edit = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
             out["first_edit_after_restart_s"] = round(edit, 3)
@@ -397,7 +397,7 @@ def defaults_row(name: str, root: Path, watch_s: float) -> dict[str, Any]:
             _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5}, timeout=600))
             out["query_after_watch_s"] = round(first, 3)
             out["rss_settled_after_query"] = settled(pid, since=time.monotonic(), after_s=5)
-            target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
+            target = _edit_target(root)
             target.write_text(target.read_text() + "\n\ndef memory_bench_defaults_edit(x):\n    return x\n")
             _, edit = timed(lambda: c.request("sync", {"repo": str(root)}, timeout=600))
             out["edit_after_watch_s"] = round(edit, 3)
@@ -405,6 +405,11 @@ def defaults_row(name: str, root: Path, watch_s: float) -> dict[str, Any]:
     shown = {k: v for k, v in out.items() if k != "timeline"}
     print(f"[{name} defaults] {shown}", flush=True)
     return out
+
+
+def _edit_target(root: Path) -> Path:
+    """The file the corpus rows edit: the first Python file of some size, in path order."""
+    return next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
 
 
 def parsers_idle_row(root: Path, wait_s: float) -> dict[str, Any]:

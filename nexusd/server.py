@@ -555,12 +555,16 @@ class Server:
                 self._exclusive = False
                 self._gate.notify_all()
 
+    def _reads_waiting(self) -> bool:
+        """A query runs or waits: the writer's upkeep (a checkpoint holds reads back) waits for it."""
+        return bool(self._active_reads) or not self.read_queue.empty()
+
     def _fold(self, conn: Conn) -> None:
         """Right after a write that deleted (an edit's), its checkpoint, when no query runs or waits. Every
         deleting write checkpoints what is committed before it (`Store.checkpoint_before_delete`, a Kuzu 0.11.3
         segfault), so edits a moment apart each paid for the one before: on the Linux kernel's graph, ~0.16 s of
         each edit. The rest of the idle upkeep waits for CHECKPOINT_IDLE_S as before."""
-        if self._active_reads or not self.read_queue.empty():
+        if self._reads_waiting():
             return  # (the idle upkeep checkpoints once the queries are done)
         self.store.checkpoint(conn, reopen=False)  # (a reopen that is due waits for `_idle`)
 
@@ -574,7 +578,7 @@ class Server:
         freeing what a forgotten repository, a dropped symbol table or a replaced snapshot left in the frozen heap
         (`gcpause.reclaim`: the collection holds the interpreter meanwhile); last, once quiet, whether to restart
         in place (`recycle.Recycler`)."""
-        if self._active_reads or not self.read_queue.empty():
+        if self._reads_waiting():
             return
         recycler = self.recycler
         if self._dirty and self.store.checkpoint(conn):  # postponed while the disk is too full (recovery.py)
