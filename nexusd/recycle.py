@@ -8,7 +8,8 @@ after 600 s idle, the daemon held 369 MB resident where the same daemon restarte
 allocator's report said 171 MB of arenas for 19 MB of live objects (`gcpause.pymalloc_stats`). Nothing in
 Python can move a live object, so the only way to give that memory back is a new process image.
 
-So when the writer is idle, neither a request came nor the writer wrote for NEXUS_RECYCLE_QUIET_S (30 s), no
+So when the writer is idle, neither a request came nor the writer wrote for NEXUS_RECYCLE_QUIET_S (30 s; only
+NEXUS_RECYCLE_AFTER_INDEX_S, 5 s, once this image has indexed a repository whole, see below), no
 worktree view is held (its overlays are resolved against its repository's symbol table) and the arenas hold at
 least NEXUS_RECYCLE_MB more than the live objects beyond what they held when the daemon began to serve (what
 starting up left: a restart would leave it again, so it never counts), the writer asks the daemon to restart in
@@ -22,6 +23,12 @@ longer while it is rebuilt (the kernel's 78,000 files: 26 s, an edit saved meanw
 held the daemon waits BIG_TABLE_QUIET times as long. It looks only after something was let go or written since it
 last looked (`note`), and never sooner than MIN_INTERVAL_S after the last restart in place of this pid (should
 some start-up work leave that much behind each time, the daemon would otherwise restart over and over).
+
+A first index fragments the most, and right after it is when a restart costs least, so an image that indexed a
+repository whole (`LiveSync.built_cold`; the next image has not) waits only NEXUS_RECYCLE_AFTER_INDEX_S of quiet:
+with every setting at its default, the standard library's daemon sat at 331-369 MB for the 33 s between the
+queries and its restart, now for 9 s, then 232 MB (`memory_bench.py --defaults`). A question asked during the
+restart waits ~1 s for it (the exec, the database's open and the snapshot's load), once.
 """
 
 from __future__ import annotations
@@ -71,12 +78,15 @@ class Recycler:
         limit_mb = int(config.get("NEXUS_RECYCLE_MB"))
         quiet_s = float(config.get("NEXUS_RECYCLE_QUIET_S"))
         quiet_for = time.monotonic() - max(last_request_at, self.wrote_at)
-        if self.requested or not self._due or limit_mb <= 0 or quiet_for < quiet_s:
+        if self.requested or not self._due or limit_mb <= 0:
             return False
         if self.last_at is not None and time.time() - self.last_at < MIN_INTERVAL_S:
             return False
-        if live.long_rebuild() and quiet_for < quiet_s * BIG_TABLE_QUIET:
-            return False  # (still due: looked at again while the quiet lasts)
+        if live.long_rebuild():
+            if quiet_for < quiet_s * BIG_TABLE_QUIET:
+                return False  # (still due: looked at again while the quiet lasts)
+        elif quiet_for < (min(quiet_s, float(config.get("NEXUS_RECYCLE_AFTER_INDEX_S"))) if live.built_cold else quiet_s):
+            return False
         self._due = False
         tables = live.tables_to_rebuild()
         if tables is None:

@@ -88,6 +88,9 @@ class LiveSync:
         # setting), in the writer's idle time.
         self._check_every_s = float(config.get("NEXUS_GRAPH_CHECK_S"))
         self._checked_at = -self._check_every_s
+        # This image indexed a repository whole: what that fragmented is the most a restart in place gives back,
+        # so `recycle.Recycler` waits only NEXUS_RECYCLE_AFTER_INDEX_S of quiet for it (the next image starts False).
+        self.built_cold = False
 
     # -- engines ------------------------------------------------------------------------------------
 
@@ -305,6 +308,7 @@ class LiveSync:
                 record_build(conn, repo, build_summary(report, "ok"), cold=False)
             return report
         record_build(conn, repo, build_summary(report, "ok"), cold=report.mode == "cold")
+        self.built_cold = self.built_cold or report.mode == "cold"
         t0 = time.perf_counter()
         batch = eng.committed(report, repo.graph_version)
         _notify(self.listeners, "graph", repo, batch, conn)

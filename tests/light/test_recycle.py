@@ -129,9 +129,10 @@ class _Live:
     """`LiveSync.tables_to_rebuild` and `long_rebuild` as the test says: the tables held (rebuilt after a
     restart), or None (a worktree view's, which a restart may not let go)."""
 
-    def __init__(self, held: bool | list[str], big: bool = False) -> None:
+    def __init__(self, held: bool | list[str], big: bool = False, built_cold: bool = False) -> None:
         self.held = held
         self.big = big  # a table of over RELEASE_MAX_FILES files is among them
+        self.built_cold = built_cold  # this image indexed a repository whole
 
     def tables_to_rebuild(self) -> list[str] | None:
         if isinstance(self.held, list):
@@ -207,6 +208,25 @@ def test_a_write_starts_the_quiet_again_and_a_big_table_waits_longer(kept: list[
     kept.append(40 + 128)
     assert r.consider(_Live(["big"], big=True), long_ago)
     assert len(asked) == 1 and "1 symbol table(s) rebuilt after it" in asked[0]
+
+
+def test_after_a_cold_index_the_quiet_is_shorter_but_not_for_a_big_table(kept: list[int]) -> None:
+    # A first index leaves the most behind (the standard library's: ~85 MB freed but kept): the image that made
+    # one waits NEXUS_RECYCLE_AFTER_INDEX_S (5 s), not NEXUS_RECYCLE_QUIET_S (30 s); a kernel-sized table still
+    # waits BIG_TABLE_QUIET x NEXUS_RECYCLE_QUIET_S, its rebuild holding the writer for half a minute.
+    asked: list[str] = []
+    r = Recycler(asked.append)
+    kept.append(40)
+    r.start()
+    r.note(wrote=True)
+    r.wrote_at = time.monotonic() - 6
+    assert not r.consider(_Live(["r1"]), time.monotonic() - 60)  # no cold index in this image: 30 s
+    assert not r.consider(_Live(["big"], big=True, built_cold=True), time.monotonic() - 60)
+    assert not r.consider(_Live(["r1"], built_cold=True), time.monotonic() - 4)  # a request 4 s ago
+    assert asked == [] and kept == []  # (not even measured)
+    kept.append(40 + 128)
+    assert r.consider(_Live(["r1"], built_cold=True), time.monotonic() - 6)
+    assert len(asked) == 1
 
 
 def test_a_restart_in_place_waits_its_interval_after_the_last(kept: list[int]) -> None:
