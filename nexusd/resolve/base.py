@@ -458,6 +458,14 @@ class RepoIndex:
         # Symbol ids are made again on demand (a hash each); after a cold index they were ~11 MB of the table.
         self._ids.clear()
 
+    def dismantle(self) -> None:
+        """The table is being let go for good: break its reference cycles (each language's rules refer back to
+        it), so reference counting frees it at once. Otherwise only a full collection can (`gcpause.reclaim`),
+        and one reaches every object of the daemon's heap, holding the interpreter meanwhile: 14-20 s on a daemon
+        holding the Linux kernel's graph. Nothing may use the table after this."""
+        self.rules.clear()
+        self.release_memo()
+
     def prepare(self) -> None:
         """Build the rules' whole-repository lookups now rather than at the first resolution (a table rebuilt
         after a restart in place: the kernel's C lookups take ~6 s, which the next edit would otherwise wait)."""

@@ -429,9 +429,7 @@ class RepoSync:
 
     def reset(self) -> None:
         """Forget the in-memory view of the graph (after a failed batch): rebuilt on the next sync."""
-        if self.index is not None:
-            gcpause.dropped(self.index)
-        self.index = None
+        self.let_go_index()
         self.facts.clear()
         self.last_batch = {}
         self.known = None
@@ -444,12 +442,19 @@ class RepoSync:
         nothing to let go."""
         if self.index is None:
             return False
-        gcpause.dropped(self.index)
-        self.index = None
+        self.let_go_index()
         self.facts.clear()
         self.last_batch = {}
         self.released = True
         return True
+
+    def let_go_index(self) -> None:
+        """Drop the symbol table, its cycles broken so that it is freed at once (`RepoIndex.dismantle`); should
+        something still hold it, `gcpause.reclaim` collects it once it is unreachable."""
+        index, self.index = self.index, None
+        if index is not None:
+            index.dismantle()
+            gcpause.dropped(index)
 
     def warm(self, conn: Conn) -> None:
         """Build the symbol table now (from the facts cache, as the next sync would), if it is not in memory, and
