@@ -11,6 +11,9 @@ capture                     meaning
                             call, ``new``, an object literal) or overload (a signature or stub
                             with an implementation elsewhere); hooks may refine (Python functions
                             in a class become methods); ARCHITECTURE.md lists the kinds
+``@definition.declarator``  a function declarator: the hooks name the definition it declares, and
+                            its kind (`LanguageHooks.declarator_definition`; C++, whose declarator
+                            shapes would otherwise be one costly pattern each)
 ``@name``                   the definition's name node (same match)
 ``@bases``                  optional: the node listing base classes / extended interfaces
 ``@reference.call``         a call node
@@ -297,8 +300,8 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
             definition = _definition(hooks, kind, node, caps)
             if definition is None:
                 continue
-            if typed_definitions and kind not in _VALUE_KINDS:  # a value's binding comes from its @typing node
-                declared = type_facts(node)
+            if typed_definitions and definition.kind not in _VALUE_KINDS:  # (a value's binding: its @typing node)
+                declared = type_facts(definition.node)
                 if declared:
                     types.append((definition.start, declared))
             defs.append(definition)
@@ -320,6 +323,11 @@ def _definition(hooks: LanguageHooks, kind: str, node: Node, caps: dict[str, lis
     name_nodes = caps.get("name")
     if not name_nodes:
         return None
+    if kind == "declarator":  # (C++: a function declarator, whose definition the hooks find)
+        lifted = hooks.declarator_definition(node)
+        if lifted is None:
+            return None
+        kind, node = lifted
     if kind in _VALUE_KINDS and not hooks.keep_value_definition(node):
         return None
     name_node = name_nodes[0]

@@ -129,6 +129,11 @@ class LanguageHooks:
     # Languages whose members can be defined outside the type's body set this and override `owner`.
     has_owners = False
 
+    def declarator_definition(self, node: Node) -> tuple[str, Node] | None:
+        """For a `@definition.declarator` capture: (kind, definition node) of what the declarator `node`
+        declares, or None when it declares nothing the graph keeps."""
+        return None
+
     def owner(self, node: Node) -> str | None:
         """Dotted name of the type a definition written outside its body belongs to (`T` in Go's
         `func (t *T) m()`, `ns.T` in C++'s `void ns::T::m() {}`), else None."""

@@ -34,6 +34,10 @@ _DECLARATORS = frozenset(
     }
 )
 _TYPE_NODES = frozenset({"type_identifier", "qualified_identifier", "template_type"})
+# What a function declarator may declare, and the symbol kind of each (cpp.scm's `@definition.declarator`).
+_DECLARES = {"function_definition": "function", "declaration": "declaration", "field_declaration": "declaration"}
+# The declarators allowed between the function declarator and what it declares, innermost first.
+_BETWEEN = ((), ("pointer_declarator",), ("pointer_declarator", "pointer_declarator"), ("reference_declarator",))
 
 
 def type_name(node: Node | None) -> str:
@@ -63,6 +67,11 @@ def _declared_name(node: Node | None) -> str:
     return text(node) if node is not None and node.type == "identifier" else ""
 
 
+def _in_field(parent: Node, child: Node) -> bool:
+    """Is `child` one of `parent`'s `declarator` fields (`int f(int), g(int);` has two)?"""
+    return any(c == child for c in parent.children_by_field_name("declarator"))
+
+
 class CFamilyHooks(LanguageHooks):
     self_names = frozenset({"this"})
     has_owners = True
@@ -76,6 +85,23 @@ class CFamilyHooks(LanguageHooks):
         if kind == "function" and parent_kind in {"class", "struct"}:
             return "method"
         return kind
+
+    def declarator_definition(self, node: Node) -> tuple[str, Node] | None:
+        """`f(...)` in `T f(...) {}`, `T *f(...);`, `T **C::f(...);`, `T &f(...)` as a member: the definition or
+        declaration it declares, as its `declarator` (through a pointer or a reference's own declarator)."""
+        child, parent = node, node.parent
+        between: list[str] = []
+        while parent is not None and parent.type in ("pointer_declarator", "reference_declarator"):
+            if parent.type == "pointer_declarator" and not _in_field(parent, child):
+                return None  # (a reference declarator names no field: any child)
+            between.append(parent.type)
+            child, parent = parent, parent.parent
+        if parent is None or tuple(between) not in _BETWEEN:
+            return None
+        kind = _DECLARES.get(parent.type)
+        if kind is None or not _in_field(parent, child):
+            return None
+        return kind, parent
 
     def owner(self, node: Node) -> str | None:
         if node.type not in {"function_definition", "declaration", "field_declaration"}:

@@ -32,6 +32,45 @@ def test_cpp_details() -> None:
     assert by_key[("declaration", "geo.Circle.area")].signature == "double area() const override"
 
 
+DECLARATOR_SHAPES = b"""int plain(int x) { return x; }
+int *ptr(void) { return 0; }
+char **ptr_ptr(void) { return 0; }
+int ***too_deep(void);
+int one(int), two(int);
+void ns::C::out_of_line() const {}
+int &a::b::Deep::ref_member();
+int w::a::b::c::too_qualified();
+struct S {
+    int &ref_field();
+    void (*callback)(int);
+    static S *make();
+};
+void takes(int fn(int));
+int (*returns_fn(void))(int);
+"""
+
+
+def test_cpp_function_declarator_shapes() -> None:
+    # cpp.scm finds a function's name from its function_declarator (one pattern per name shape) and the hooks
+    # walk up to what it declares; these are the shapes the 48 spelled-out patterns took, and those they did not.
+    facts = extract("src/shapes.cpp", DECLARATOR_SHAPES)
+    got = {(s.kind, s.qualified_name, s.start_line) for s in facts.symbols if s.kind != "module"}
+    assert got == {
+        ("function", "plain", 1),
+        ("function", "ptr", 2),
+        ("function", "ptr_ptr", 3),
+        ("declaration", "one", 5),  # (the second declarator of one declaration: its node is the first's)
+        ("method", "ns.C.out_of_line", 6),
+        ("declaration", "a.b.Deep.ref_member", 7),
+        ("struct", "S", 9),
+        ("declaration", "S.ref_field", 10),
+        ("declaration", "S.make", 12),
+        ("declaration", "takes", 14),  # (not its parameter `fn`)
+    }, got
+    # Not definitions: a third pointer, four scopes, a function pointer field, a parameter declared as a function,
+    # a function returning a function pointer (its declarator is parenthesized): as the patterns before.
+
+
 C_FILES = {
     "compile_commands.json": json.dumps(
         [{"directory": ".", "file": "src/app.c", "command": "cc -Iinclude -c src/app.c"}]
