@@ -14,11 +14,13 @@ connection, or `open()`. Connections open their Kuzu connection on their first s
 
 from __future__ import annotations
 
+import collections
 import csv
 import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 DEFAULT_BUFFER_POOL_MB = int(config.get("NEXUS_BUFFER_POOL_MB"))
 DEFAULT_QUERY_TIMEOUT_MS = 30_000
 PREPARED_CACHE = 512  # prepared statements kept per connection
+CHECKPOINTS_KEPT = 32  # the last checkpoints' costs that `status` shows
 COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slows down past a few thousand)
 
 
@@ -378,6 +381,9 @@ class Store:
         # (`LiveSync.check_after_deletes`).
         self.deletes_unfolded = False
         self.delete_folds = 0
+        # The last checkpoints' costs, for `status` (`compaction_status`): (ms waiting for the exclusive window,
+        # ms of Kuzu's CHECKPOINT). An edit a moment after another waits for the checkpoint of the one before.
+        self.checkpoint_ms: collections.deque[tuple[int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
         # Set after a big write (a cold index): the next checkpoint also reopens the database. Kuzu keeps the
         # pages that write touched resident in its buffer pool (143 of a stdlib daemon's 610 MB), which only
         # closing the Database gives back; the reopened one reads the pages it needs again, from the file.
@@ -646,8 +652,11 @@ class Store:
             log.warning("checkpoint postponed: too little free disk space")
             return False
         try:
+            t0 = time.perf_counter()
             with self.exclusive():
+                t1 = time.perf_counter()
                 (conn or self._admin).execute("CHECKPOINT")
+                self.checkpoint_ms.append((round((t1 - t0) * 1000), round((time.perf_counter() - t1) * 1000)))
                 self.checkpoints_since_open += 1
                 if self.deletes_unfolded:
                     self.deletes_unfolded = False
@@ -713,6 +722,7 @@ class Store:
         one, what the compactions of this run did, and how many reopens ran and why (`checkpoint`; with the
         anonymous memory measured after the last one, the mark the memory-driven reopen counts from)."""
         return {**self.compactions, "reopens": self.reopens, "reopenReasons": dict(self.reopen_reasons),
+                "checkpointMs": [list(pair) for pair in self.checkpoint_ms],
                 "anonAfterOpenBytes": self._anon_after_open, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
                 "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip
 
