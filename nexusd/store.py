@@ -385,8 +385,9 @@ class Store:
         self.deletes_unfolded = False
         self.delete_folds = 0
         # The last checkpoints' costs, for `status` (`compaction_status`): (ms waiting for the exclusive window,
-        # ms of Kuzu's CHECKPOINT). An edit a moment after another waits for the checkpoint of the one before.
-        self.checkpoint_ms: collections.deque[tuple[int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
+        # ms of Kuzu's CHECKPOINT, kB of WAL it folded in). An edit a moment after another waits for the
+        # checkpoint of the one before.
+        self.checkpoint_ms: collections.deque[tuple[int, int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
         # The cheapest checkpoint since the database opened, in ms (`_reopen_reason`, "slowCheckpoint").
         self._checkpoint_floor_ms: int | None = None
         # Set after a big write (a cold index): the next checkpoint also reopens the database. Kuzu keeps the
@@ -660,10 +661,11 @@ class Store:
             t0 = _clock()
             with self.exclusive():
                 t1 = _clock()
-                folded = self.wal_bytes() > 0
+                wal = self.wal_bytes()
                 (conn or self._admin).execute("CHECKPOINT")
                 took = round((_clock() - t1) * 1000)
-                self.checkpoint_ms.append((round((t1 - t0) * 1000), took))
+                self.checkpoint_ms.append((round((t1 - t0) * 1000), took, wal // 1024))
+                folded = wal > 0
                 self.checkpoints_since_open += 1
                 if self.deletes_unfolded:
                     self.deletes_unfolded = False
@@ -747,7 +749,7 @@ class Store:
         one, what the compactions of this run did, and how many reopens ran and why (`checkpoint`; with the
         anonymous memory measured after the last one, the mark the memory-driven reopen counts from)."""
         return {**self.compactions, "reopens": self.reopens, "reopenReasons": dict(self.reopen_reasons),
-                "checkpointMs": [list(pair) for pair in self.checkpoint_ms],
+                "checkpointMs": [list(row) for row in self.checkpoint_ms],
                 "anonAfterOpenBytes": self._anon_after_open, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
                 "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip
 

@@ -328,7 +328,7 @@ def test_a_checkpoint_grown_slow_reopens_the_database_at_once(tmp_path: Path, mo
             assert store.checkpoint(conn)
         assert store.reopen_reasons.get("slowCheckpoint", 0) == 2, store.compaction_status()
         assert conn.scalar("MATCH (m:Meta) WHERE m.key STARTS WITH 'slowck-' RETURN count(*)") == 8
-        assert [ms for _, ms in store.compaction_status()["checkpointMs"]][-3:] == [5000, 500, 800]
+        assert [row[1] for row in store.compaction_status()["checkpointMs"]][-3:] == [5000, 500, 800]
     finally:
         store.close()
         monkeypatch.delenv("NEXUS_REOPEN_CHECKPOINTS")
