@@ -39,9 +39,6 @@ DEFAULT_BUFFER_POOL_MB = int(config.get("NEXUS_BUFFER_POOL_MB"))
 DEFAULT_QUERY_TIMEOUT_MS = 30_000
 PREPARED_CACHE = 512  # prepared statements kept per connection
 CHECKPOINTS_KEPT = 32  # the last checkpoints' costs that `status` shows
-SLOW_CHECKPOINT_MS = 300  # a checkpoint this slow, and SLOW_CHECKPOINT_RATIO times the cheapest since the open,
-SLOW_CHECKPOINT_RATIO = 2  # reopens the database (`Store._slow_checkpoint`)
-_clock = time.perf_counter  # (what times a checkpoint: a test gives its own durations)
 COPY_VIA_CSV = 2_000  # above this many rows a CSV file beats UNWIND (which slows down past a few thousand)
 
 
@@ -388,8 +385,6 @@ class Store:
         # ms of Kuzu's CHECKPOINT, kB of WAL it folded in). An edit a moment after another waits for the
         # checkpoint of the one before.
         self.checkpoint_ms: collections.deque[tuple[int, int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
-        # The cheapest checkpoint since the database opened, in ms (`_reopen_reason`, "slowCheckpoint").
-        self._checkpoint_floor_ms: int | None = None
         # Set after a big write (a cold index): the next checkpoint also reopens the database. Kuzu keeps the
         # pages that write touched resident in its buffer pool (143 of a stdlib daemon's 610 MB), which only
         # closing the Database gives back; the reopened one reads the pages it needs again, from the file.
@@ -658,19 +653,18 @@ class Store:
             log.warning("checkpoint postponed: too little free disk space")
             return False
         try:
-            t0 = _clock()
+            t0 = time.perf_counter()
             with self.exclusive():
-                t1 = _clock()
+                t1 = time.perf_counter()
                 wal = self.wal_bytes()
                 (conn or self._admin).execute("CHECKPOINT")
-                took = round((_clock() - t1) * 1000)
+                took = round((time.perf_counter() - t1) * 1000)
                 self.checkpoint_ms.append((round((t1 - t0) * 1000), took, wal // 1024))
-                folded = wal > 0
                 self.checkpoints_since_open += 1
                 if self.deletes_unfolded:
                     self.deletes_unfolded = False
                     self.delete_folds += 1
-                reason = (self._slow_checkpoint(took) if folded else None) or (self._reopen_reason() if reopen else None)
+                reason = self._reopen_reason() if reopen else None
                 if reason and not self._read_only and (conn is None or not conn.in_transaction):
                     self.reopen_reasons[reason] = self.reopen_reasons.get(reason, 0) + 1
                     self._reopen(None)  # in the same window: no read transaction is open
@@ -680,24 +674,6 @@ class Store:
         if conn is not None and not conn.in_transaction:
             self.maybe_compact(conn)
         return True
-
-    def _slow_checkpoint(self, took_ms: int) -> str | None:
-        """"slowCheckpoint" when this checkpoint (one that folded a WAL in) took SLOW_CHECKPOINT_MS or more and
-        SLOW_CHECKPOINT_RATIO times the cheapest such one since the database opened, else None. Kuzu 0.11.3 writes, at each checkpoint, what was
-        inserted since the database opened, not since the last checkpoint: on the Linux kernel's graph each
-        one-file edit's checkpoint took ~40 ms more than the one before (191, 337, 452 ... 983 ms over 16 edits;
-        the file grew ~20 MB an edit), and an edit made a moment after another waited for it. Closing and opening
-        the database (0.5-0.6 s there) starts it again from ~10-70 ms. Such a reopen is made at any checkpoint,
-        the fold right after an edit included: the next edit is quicker for it, and it cannot come due again
-        until the checkpoints have grown as much again; should they be slow from the start (a big write's),
-        the ratio holds it back."""
-        floor = self._checkpoint_floor_ms
-        if floor is None or took_ms < floor:
-            self._checkpoint_floor_ms = took_ms
-            return None
-        if took_ms >= SLOW_CHECKPOINT_MS and took_ms >= SLOW_CHECKPOINT_RATIO * max(floor, 1):
-            return "slowCheckpoint"
-        return None
 
     def _reopen_reason(self) -> str | None:
         """Why the checkpoint that just ran should also reopen the database, or None."""
@@ -983,7 +959,6 @@ class Store:
                     self._opening = False
                 self._ready = True
                 self.checkpoints_since_open = 0
-                self._checkpoint_floor_ms = None
                 self._reopen_due = False
                 if new is not None:
                     for hook in self.on_swap:

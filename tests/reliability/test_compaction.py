@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from nexusd import config
-from nexusd import store as store_mod
 from nexusd.store import Store
 from tests.helpers import DaemonProcess, make_repo
 from tests.reliability.common import make_py_repo, q
@@ -283,56 +282,6 @@ def test_the_database_is_reopened_every_n_checkpoints(tmp_path: Path, monkeypatc
     finally:
         store.close()
         monkeypatch.delenv("NEXUS_REOPEN_CHECKPOINTS")
-        config.reload()
-
-
-def test_a_checkpoint_grown_slow_reopens_the_database_at_once(tmp_path: Path, monkeypatch: Any) -> None:
-    """Kuzu 0.11.3 writes, at each checkpoint, what was inserted since the database opened: on the kernel's graph
-    each one-file edit's checkpoint took ~40 ms more than the one before. A checkpoint that folds a WAL in and
-    takes SLOW_CHECKPOINT_MS (300) and twice the cheapest such one since the open reopens the database, even the
-    fold right after an edit (`reopen=False`); a checkpoint with nothing to fold, or slow from the start, does not.
-    The durations are the test's (a clock that says how long each CHECKPOINT took); the rows are Kuzu's."""
-    monkeypatch.setenv("NEXUS_REOPEN_CHECKPOINTS", "0")
-    monkeypatch.setenv("NEXUS_REOPEN_GROWTH_MB", "0")
-    config.reload()
-    took: list[float] = []  # seconds the next CHECKPOINTs take, in order
-
-    class Clock:
-        now = 0.0
-        calls = 0
-
-        def __call__(self) -> float:  # checkpoint() reads it three times: before the window, in it, after
-            self.calls += 1
-            if self.calls % 3 == 0:
-                self.now += took.pop(0)
-            return self.now
-
-    monkeypatch.setattr(store_mod, "_clock", Clock())
-    store = Store(tmp_path / "db.kz")
-    try:
-        store.ensure_schema()
-        conn = store.connect()
-        took.append(0.0)
-        assert store.checkpoint(conn)  # (the schema's WAL)
-        for n, (seconds, reopens) in enumerate([(0.05, 0), (0.2, 0), (0.31, 1), (0.06, 1), (0.12, 1), (0.4, 2)]):
-            conn.execute("CREATE (:Meta {key: $k, value: 'v'})", {"k": f"slowck-a{n}"})
-            took.append(seconds)
-            assert store.checkpoint(conn, reopen=False)
-            assert store.reopen_reasons.get("slowCheckpoint", 0) == reopens, (n, store.compaction_status())
-        took.append(5.0)
-        assert store.checkpoint(conn)  # nothing to fold: its time says nothing of the growth
-        assert store.reopen_reasons.get("slowCheckpoint", 0) == 2
-        for n, seconds in enumerate([0.5, 0.8]):  # slow from the open on: under twice the cheapest, no reopen
-            conn.execute("CREATE (:Meta {key: $k, value: 'v'})", {"k": f"slowck-b{n}"})
-            took.append(seconds)
-            assert store.checkpoint(conn)
-        assert store.reopen_reasons.get("slowCheckpoint", 0) == 2, store.compaction_status()
-        assert conn.scalar("MATCH (m:Meta) WHERE m.key STARTS WITH 'slowck-' RETURN count(*)") == 8
-        assert [row[1] for row in store.compaction_status()["checkpointMs"]][-3:] == [5000, 500, 800]
-    finally:
-        store.close()
-        monkeypatch.delenv("NEXUS_REOPEN_CHECKPOINTS")
-        monkeypatch.delenv("NEXUS_REOPEN_GROWTH_MB")
         config.reload()
 
 
