@@ -487,8 +487,8 @@ def _all_words(snap: Snapshot, index: dict[str, Any], words: list[str]) -> list[
     """The symbols whose entry in `index` holds every word. Each posting list is in ascending slot order (slots
     only grow, and a list is appended to in slot order or filtered), so the slots the shortest list leaves are
     looked up in a much longer one by bisection instead of reading all of it: a name that is nowhere yet, such as
-    `scale_bench_fn_3`, met the kernel's lists for `fn`, `c` and `3` (up to ~1.8 million slots, ~0.1 s each time,
-    with the interpreter held)."""
+    `scale_bench_fn_3`, met the kernel's lists for `fn`, `c` and `3` (up to ~1.8 million slots; ~0.1 s each time, estimated
+    from the standard library's 4.1 ms on lists ~24x shorter, with the interpreter held)."""
     lists = [index.get(w) for w in dict.fromkeys(words)]
     if not lists or any(lst is None or not len(lst) for lst in lists):
         return []
