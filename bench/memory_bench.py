@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/memory_bench.py [--corpus gen1k|gen5k|gen20k|stdlib ...] [--idle-wait 60]
                                            [--skip-status] [--skip-idle] [--status-paths] [--skip-daemon]
-                                           [--defaults SECONDS]
+                                           [--defaults SECONDS] [--restart-gap]
 
 Rows (each printed, all written to bench/results/memory_bench.json):
 - idle: the daemon's RSS (and anonymous RSS) a few seconds after start with an empty NEXUS_HOME;
@@ -11,13 +11,15 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
   a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the RSS
   once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once it restarted
-  itself in place after that (NEXUS_RECYCLE_QUIET_S=120: nexusd/recycle.py) and after its next query, the first query after
+  itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and NEXUS_RECYCLE_AFTER_INDEX_S too: nexusd/recycle.py) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
   sync engine from the facts cache);
 - defaults (`--defaults SECONDS`, per corpus): the same corpus on a daemon with every setting at its default (the
   rows above shorten NEXUS_SYNC_IDLE_S and lengthen NEXUS_RECYCLE_QUIET_S to separate their steps): cold index,
   the queries, its RSS every second for SECONDS with no request (when it restarted itself in place, the median of
   the last 30 s, the highest), then after one query and after one edit;
+- restart gap (`--restart-gap`, per corpus, twice): with every setting at its default, how long a `locate` sent the
+  moment the daemon's log says it restarts in place (NEXUS_RECYCLE_AFTER_INDEX_S after the cold index) waits;
 - parsers idle: the parser processes (count, RSS) once the daemon has been idle for `--idle-wait` seconds,
   and the latency of the next one-file sync (parsed in the daemon) and of the next 40-file sync (which needs
   the pool back), both given their paths as the watcher gives them;
@@ -411,6 +413,40 @@ def defaults_row(name: str, root: Path, watch_s: float) -> dict[str, Any]:
     return out
 
 
+def restart_gap_row(name: str, root: Path, runs: int = 2) -> dict[str, Any]:
+    """What a restart in place costs a question: with every setting at its default, the cold index, then from the
+    moment the daemon's log says it restarts in place (NEXUS_RECYCLE_AFTER_INDEX_S after the index, when its
+    allocator keeps NEXUS_RECYCLE_MB it freed) a `locate` every 50 ms for 5 s: the slowest is what a question
+    asked at the worst moment waits (the client waits for the next image and sends it again). A run with no
+    restart within 60 s says so (the allocator kept less than NEXUS_RECYCLE_MB)."""
+    out: dict[str, Any] = {"corpus": name, "restarted": [], "slowest_answer_s": [], "asked_after_index_s": []}
+    for _ in range(runs):
+        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO"}) as d:  # (the bench's WARNING would hide the restart's line)
+            assert d.proc is not None
+            wait_builder(d.proc.pid)
+            with connect(d.dirs, timeout=3600) as c:
+                c.request("index", {"repo": str(root)}, timeout=3600)
+                indexed = time.monotonic()
+                while "restarting in place" not in d.dirs.log.read_text(errors="replace"):
+                    if time.monotonic() - indexed > 60:
+                        break
+                    time.sleep(0.005)
+                else:
+                    out["asked_after_index_s"].append(round(time.monotonic() - indexed, 1))
+                    slowest, until = 0.0, time.monotonic() + 5
+                    while time.monotonic() < until:
+                        _, took = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5},
+                                                          timeout=600))  # fmt: skip
+                        slowest = max(slowest, took)
+                        time.sleep(0.05)
+                    out["slowest_answer_s"].append(round(slowest, 3))
+                    out["restarted"].append(True)
+                    continue
+                out["restarted"].append(False)
+    print(f"[{name} restart gap] {out}", flush=True)
+    return out
+
+
 def _edit_target(root: Path) -> Path:
     """The file the corpus rows edit: the first Python file of some size, in path order."""
     return next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 200)
@@ -706,6 +742,8 @@ def main() -> None:
                     help="only `nexus status` with and without click, interleaved (-> bench/results/status_paths.json)")
     ap.add_argument("--defaults", type=float, default=0.0, metavar="SECONDS",
                     help="per corpus, also the daemon with every setting at its default, watched this long after the queries")
+    ap.add_argument("--restart-gap", action="store_true",
+                    help="per corpus, also how long a question sent as the daemon restarts in place waits (defaults)")
     ap.add_argument("--out", default="memory_bench", help="result name under bench/results/")
     opts = ap.parse_args()
     if opts.status_paths:
@@ -731,6 +769,7 @@ def main() -> None:
         rows = []
         sym_rows = []
         defaults_rows: list[dict[str, Any]] = []
+        gap_rows: list[dict[str, Any]] = []
         for name in chosen:
             if name == "none":
                 continue
@@ -744,12 +783,16 @@ def main() -> None:
                 rows.append(corpus_row(name, root, idle_anon))
             if opts.defaults:
                 defaults_rows.append(defaults_row(name, root, opts.defaults))
+            if opts.restart_gap:
+                gap_rows.append(restart_gap_row(name, root))
             shutil.rmtree(root, ignore_errors=True)
         result["corpora"] = rows
         if sym_rows:
             result["symbols"] = sym_rows
         if defaults_rows:
             result["defaults"] = defaults_rows
+        if gap_rows:
+            result["restart_gap"] = gap_rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["targets"] = {"idle_mb": 60, "stdlib_after_queries_mb": 300, "bytes_per_symbol": 1536, "parser_idle_workers": 1,

@@ -28,7 +28,8 @@ A first index fragments the most, and right after it is when a restart costs lea
 repository whole (`LiveSync.built_cold`; the next image has not) waits only NEXUS_RECYCLE_AFTER_INDEX_S of quiet:
 with every setting at its default, the standard library's daemon sat at 331-369 MB for the 33 s between the
 queries and its restart, now for 9 s, then 232 MB (`memory_bench.py --defaults`). A question asked during the
-restart waits ~1 s for it (the exec, the database's open and the snapshot's load), once.
+restart waits ~1 s for it (the exec, the database's open and the snapshot's load), once: 0.88-1.01 s
+(`memory_bench.py --restart-gap`).
 """
 
 from __future__ import annotations
