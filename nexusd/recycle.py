@@ -84,10 +84,11 @@ class Recycler:
         if self.last_at is not None and time.time() - self.last_at < MIN_INTERVAL_S:
             return False
         if live.long_rebuild():
-            if quiet_for < quiet_s * BIG_TABLE_QUIET:
-                return False  # (still due: looked at again while the quiet lasts)
-        elif quiet_for < (min(quiet_s, float(config.get("NEXUS_RECYCLE_AFTER_INDEX_S"))) if live.built_cold else quiet_s):
-            return False
+            quiet_s *= BIG_TABLE_QUIET
+        elif live.built_cold:
+            quiet_s = min(quiet_s, float(config.get("NEXUS_RECYCLE_AFTER_INDEX_S")))
+        if quiet_for < quiet_s:
+            return False  # (still due: looked at again while the quiet lasts)
         self._due = False
         tables = live.tables_to_rebuild()
         if tables is None:

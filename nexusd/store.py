@@ -384,7 +384,7 @@ class Store:
         # The last checkpoints' costs, for `status` (`compaction_status`): (ms waiting for the exclusive window,
         # ms of Kuzu's CHECKPOINT, kB of WAL it folded in). An edit a moment after another waits for the
         # checkpoint of the one before.
-        self.checkpoint_ms: collections.deque[tuple[int, int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
+        self.checkpoint_costs: collections.deque[tuple[int, int, int]] = collections.deque(maxlen=CHECKPOINTS_KEPT)
         # Set after a big write (a cold index): the next checkpoint also reopens the database. Kuzu keeps the
         # pages that write touched resident in its buffer pool (143 of a stdlib daemon's 610 MB), which only
         # closing the Database gives back; the reopened one reads the pages it needs again, from the file.
@@ -659,7 +659,7 @@ class Store:
                 wal = self.wal_bytes()
                 (conn or self._admin).execute("CHECKPOINT")
                 took = round((time.perf_counter() - t1) * 1000)
-                self.checkpoint_ms.append((round((t1 - t0) * 1000), took, wal // 1024))
+                self.checkpoint_costs.append((round((t1 - t0) * 1000), took, wal // 1024))
                 self.checkpoints_since_open += 1
                 if self.deletes_unfolded:
                     self.deletes_unfolded = False
@@ -725,7 +725,7 @@ class Store:
         one, what the compactions of this run did, and how many reopens ran and why (`checkpoint`; with the
         anonymous memory measured after the last one, the mark the memory-driven reopen counts from)."""
         return {**self.compactions, "reopens": self.reopens, "reopenReasons": dict(self.reopen_reasons),
-                "checkpointMs": [list(row) for row in self.checkpoint_ms],
+                "checkpointMs": [list(row) for row in self.checkpoint_costs],
                 "anonAfterOpenBytes": self._anon_after_open, "fileBytes": self.file_bytes(), "compactedBytes": self._compact_base,
                 "nextAtBytes": self._compact_at if self._compact_min > 0 else None}  # fmt: skip
 
@@ -798,7 +798,6 @@ class Store:
         import json
         import shutil
         import subprocess
-        import time
 
         t0 = time.monotonic()
         before = self.file_bytes()
@@ -923,8 +922,6 @@ class Store:
     def _reopen(self, new: Path | None) -> None:
         """Close every connection and the database, rename `new` (a rebuilt file) into place if given, and open
         the database again. The caller holds the exclusive window."""
-        import time
-
         t0 = time.monotonic()
         with self._open_lock:
             with self._lock:

@@ -61,6 +61,15 @@ def _built(h: Harness) -> Snapshot:
     return plain
 
 
+def through_file(snap: Snapshot, path: Path, version: int) -> Snapshot:
+    """`snap` frozen, saved to `path` and read back, as a restarted daemon adopts it."""
+    stamp = compact.stamp_of(REPO, version, 1.5)
+    compact.save(compact.freeze(snap), path, stamp)
+    loaded = Snapshot(REPO)
+    loaded.adopt(compact.load_file(path, stamp), version)
+    return loaded
+
+
 def _saved(repo_id: str, snaps: Snapshots, within_s: float = 10.0) -> None:
     """Wait (up to `within_s`) for the registry's first save of the repository's snapshot (made in the background)."""
     deadline = time.monotonic() + within_s
@@ -129,12 +138,7 @@ def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path
                 want = plain.by_id[sid].path if sid in plain.by_id else None
                 assert packed.path_of(sid) == plain.path_of(sid) == want, (step, sid)
             assert dump(_frozen_copy(packed)) == dump(plain), step  # frozen again over its own overlay
-            stamp = compact.stamp_of(REPO, h.version, 1.5)
-            fz = compact.freeze(packed)
-            compact.save(fz, tmp_path / "s.snap", stamp)
-            loaded = Snapshot(REPO)
-            loaded.adopt(compact.load_file(tmp_path / "s.snap", stamp), h.version)
-            assert dump(loaded) == dump(plain), step
+            assert dump(through_file(packed, tmp_path / "s.snap", h.version)) == dump(plain), step
         assert dump(plain) == dump(h.loaded())
     finally:
         h.close()
