@@ -35,13 +35,17 @@ class Request(NamedTuple):
 
 
 def _fallback(obj: Any) -> Any:
-    """Types the graph hands back that msgpack does not know: Kuzu sums are Decimals, dates are datetimes."""
+    """Types the graph hands back that msgpack does not know: Kuzu sums are Decimals, dates are datetimes,
+    content hashes are UUIDs (sent as the 32 hex digits the daemon speaks: `schema.hash_text`)."""
     import decimal
+    import uuid
 
     if isinstance(obj, decimal.Decimal):
         return int(obj) if obj == obj.to_integral_value() else float(obj)
     if hasattr(obj, "isoformat"):
         return obj.isoformat()
+    if isinstance(obj, uuid.UUID):
+        return obj.hex
     if isinstance(obj, (set, frozenset, tuple)):
         return list(obj)
     raise TypeError(f"cannot serialize {type(obj).__name__}")

@@ -12,10 +12,11 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
-CODE_SCHEMA_VERSION = 4  # 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
+CODE_SCHEMA_VERSION = 5  # 5: File.hash and Symbol.contentHash are UUIDs (fixed width, set in place); 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
 MEMORY_SCHEMA_VERSION = 2
 
@@ -29,12 +30,12 @@ REGISTRY_TABLES = [
 
 CODE_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS File(
-        id STRING PRIMARY KEY, repoId STRING, path STRING, hash STRING, language STRING, role STRING,
+        id STRING PRIMARY KEY, repoId STRING, path STRING, hash UUID, language STRING, role STRING,
         lineCount INT64, size INT64, mtimeNs INT64, diagnostics STRING)""",
     """CREATE NODE TABLE IF NOT EXISTS Symbol(
         id STRING PRIMARY KEY, repoId STRING, path STRING, key STRING, name STRING, qualifiedName STRING,
         kind STRING, signature STRING, startLine INT64, endLine INT64, doc STRING, searchText STRING,
-        contentHash STRING, exported BOOLEAN, unresolved STRING, unresolvedCount INT64)""",
+        contentHash UUID, exported BOOLEAN, unresolved STRING, unresolvedCount INT64)""",
 ]
 
 CODE_REL_TABLES = [
@@ -166,3 +167,29 @@ def all_table_ddl(optional: Iterable[str] = OPTIONAL_TABLES) -> list[str]:
         REGISTRY_TABLES + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
         + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
     ) if table_name(ddl) not in OPTIONAL_TABLES or table_name(ddl) in keep]  # fmt: skip
+
+
+# -- content hashes ---------------------------------------------------------------------------------------
+# File.hash and Symbol.contentHash hold a 128-bit content hash (`parse.facts.content_hash`, 32 hex digits) as
+# Kuzu's fixed-width UUID type, not a STRING: Kuzu 0.11.3 rewrites a string column's whole node-group chunk at
+# the checkpoint after any SET of one of its values, appending every value again, so an edit's new file hash
+# made each checkpoint slower and the file larger than the one before (ARCHITECTURE.md, "Database growth and
+# compaction"). A UUID is set in place like an integer. The rest of the daemon speaks hex: convert at the edge.
+
+
+def stored_hash(text: str | None) -> uuid.UUID | None:
+    """A content hash as the graph stores it: None for no hash, or one that is not 32 hex digits, or the
+    all-zero value (Kuzu 0.11.3 stores it as INT128_MIN and then fails every later COPY into the table; a
+    blake2b digest is never it in practice, and a missing hash only means "parse the file again")."""
+    if not text or len(text) != 32:
+        return None
+    try:
+        value = uuid.UUID(hex=text)
+    except ValueError:
+        return None
+    return value if value.int else None
+
+
+def hash_text(value: object) -> str:
+    """A content hash read from the graph, as the 32 hex digits the rest of the daemon compares ("" for none)."""
+    return value.hex if isinstance(value, uuid.UUID) else ""

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Ambiguous, NotFound
+from ..schema import hash_text, stored_hash
 
 if TYPE_CHECKING:
     from ..store import Conn
@@ -36,6 +37,14 @@ SYMBOL_COLUMNS = (
 _KIND_RANK = {"class": 0, "function": 1, "interface": 1, "type": 2, "method": 2, "enum": 2}
 
 
+def _symbol_dicts(conn: Conn, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """`conn.dicts` of a query that returns SYMBOL_COLUMNS, the content hash as hex (the facts keep hex)."""
+    rows = conn.dicts(query, params)
+    for row in rows:
+        row["contentHash"] = hash_text(row["contentHash"])
+    return rows
+
+
 def symbol_table_exists(conn: Conn) -> bool:
     try:
         conn.rows("MATCH (s:Symbol) RETURN s.id LIMIT 1")
@@ -46,22 +55,24 @@ def symbol_table_exists(conn: Conn) -> bool:
 
 def resolve_symbol(conn: Conn, repo_id: str, ref: str) -> dict[str, Any]:
     """The symbol `ref` names: an id, a semantic key, a qualified name or a bare name (ranked if ambiguous)."""
-    rows = conn.dicts(f"MATCH (s:Symbol {{id: $ref}}) WHERE s.repoId = $r RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+    rows = _symbol_dicts(conn, f"MATCH (s:Symbol {{id: $ref}}) WHERE s.repoId = $r RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
     if not rows:
-        rows = conn.dicts(f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.key = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+        rows = _symbol_dicts(conn, f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.key = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
     if not rows:
-        rows = conn.dicts(
+        rows = _symbol_dicts(
+            conn,
             f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.qualifiedName = $ref RETURN {SYMBOL_COLUMNS}",
             {"ref": ref, "r": repo_id},
         )
     if not rows and ":" in ref:  # path:qualifiedName
         path, _, qname = ref.rpartition(":")
-        rows = conn.dicts(
+        rows = _symbol_dicts(
+            conn,
             f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.path = $p AND s.qualifiedName = $q RETURN {SYMBOL_COLUMNS}",
             {"p": path, "q": qname, "r": repo_id},
         )
     if not rows:
-        rows = conn.dicts(f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.name = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
+        rows = _symbol_dicts(conn, f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.name = $ref RETURN {SYMBOL_COLUMNS}", {"ref": ref, "r": repo_id})
     if not rows:
         raise NotFound(f"no symbol {ref!r} in this repository", hint="`nexus locate` finds symbols by name or words")
     if len(rows) > 1:
@@ -117,22 +128,25 @@ def fact_status(
     for view_root, content_hash in held:
         if view_root == here:
             return _against(fact, content_hash), None
-    rows = conn.dicts(f"MATCH (s:Symbol {{id: $id}}) RETURN {SYMBOL_COLUMNS}", {"id": sym_id})
+    rows = _symbol_dicts(conn, f"MATCH (s:Symbol {{id: $id}}) RETURN {SYMBOL_COLUMNS}", {"id": sym_id})
     if rows:
         return _against(fact, rows[0]["contentHash"]), None
     if held:  # only in worktrees' views: current while one of them has it as remembered
         return min((_against(fact, h) for _, h in held), key=lambda st: st != "current"), None
     repo_id, kind, name, path = fact.get("repoId"), fact.get("symbolKind"), fact.get("symbolName"), fact.get("symbolPath")
-    if fact.get("symbolHash"):
-        moved = conn.dicts(
+    remembered = stored_hash(fact.get("symbolHash"))
+    if remembered is not None:
+        moved = _symbol_dicts(
+            conn,
             f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.name = $n AND s.kind = $k AND s.contentHash = $h "
             f"RETURN {SYMBOL_COLUMNS} ORDER BY s.path LIMIT 2",
-            {"r": repo_id, "n": name, "k": kind, "h": fact["symbolHash"]},
+            {"r": repo_id, "n": name, "k": kind, "h": remembered},
         )
         if len(moved) == 1:
             return "moved", moved[0]
     if path:
-        siblings = conn.dicts(
+        siblings = _symbol_dicts(
+            conn,
             f"MATCH (s:Symbol) WHERE s.repoId = $r AND s.path = $p AND s.kind = $k AND s.name <> $n "
             f"RETURN {SYMBOL_COLUMNS} ORDER BY s.startLine",
             {"r": repo_id, "p": path, "k": kind, "n": name or ""},
@@ -171,7 +185,7 @@ def memory_for_symbol(
     if not rows:
         return []
     in_graph = conn.dicts("MATCH (s:Symbol {id: $id}) RETURN s.contentHash AS h", {"id": symbol_id})
-    current = here[1] if here is not None else (in_graph[0]["h"] if in_graph else None)
+    current = here[1] if here is not None else (hash_text(in_graph[0]["h"]) if in_graph else None)
     out = []
     for row in rows:
         stale = bool(row["symbolHash"] and current and current != row["symbolHash"])

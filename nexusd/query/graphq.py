@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Forbidden, NotFound
+from ..schema import hash_text
 from . import paging
 from .resolve_arg import resolve_symbol
 from .snapshot import Edge, Snapshot, Sym, kind_rank
@@ -110,7 +111,7 @@ def show_symbol(req: Req, sym: Sym, *, limit: int, with_snippet: bool) -> dict[s
     row = req.conn.dicts(
         "MATCH (s:Symbol {id: $id}) RETURN s.doc AS doc, s.contentHash AS contentHash", {"id": sym.id}
     )
-    extra = row[0] if row else {}
+    extra = {**row[0], "contentHash": hash_text(row[0]["contentHash"])} if row else {}
     own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
     if own is not None:  # a symbol of the view's overlay: its doc and hash are the view's (the graph's are not)
         extra = {"doc": own.doc[:500], "contentHash": own.content_hash}
@@ -150,7 +151,7 @@ def show_file(req: Req, rel: str, *, limit: int, with_snippet: bool) -> dict[str
         "f.lineCount AS lineCount, f.diagnostics AS diagnostics",
         {"id": fid},
     )
-    facts = row[0] if row else {}
+    facts = {**row[0], "hash": hash_text(row[0]["hash"])} if row else {}
     own = req.source.file_facts(rel) if req.source is not None else None
     if own is not None:  # a file of the view's overlay: its hash, role and diagnostics are the view's
         diags = [{"severity": d.severity, "code": d.code, "message": d.message[:300], "line": d.line}
@@ -191,7 +192,7 @@ def snippet(req: Req, rel: str, start: int, end: int | None) -> dict[str, Any]:
     if own is not None:  # the view's version of the file: its bytes are checked against the view's hash
         indexed = own.hash
     else:
-        indexed = req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}) or ""
+        indexed = hash_text(req.conn.scalar("MATCH (f:File {id: $id}) RETURN f.hash", {"id": fid}))
     data, reason = read_source_checked(req.root, rel)
     if data is None:
         if reason == "outside-root":

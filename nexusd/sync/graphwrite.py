@@ -26,6 +26,7 @@ from ..parse import gcpause
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
 from ..repos import COLD_WRITE_KEY
 from ..resolve.base import MAX_STORED_SITES, FileResolution
+from ..schema import hash_text, stored_hash
 from ..store import Conn
 from ..textsplit import search_text
 
@@ -97,7 +98,7 @@ def symbol_rows(
                 sid, repo_id, path,
                 semantic_key(language, sym.kind, path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
-                _doc(sym), _symbol_search_text(sym.name, sym.qualified_name), sym.content_hash, sym.exported,
+                _doc(sym), _symbol_search_text(sym.name, sym.qualified_name), stored_hash(sym.content_hash), sym.exported,
                 "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip
@@ -110,7 +111,7 @@ def file_row(repo_id: str, facts: FileFacts, st: FileStat) -> tuple[Any, ...]:
         for d in facts.diagnostics[:20]
     ]
     return (
-        file_id(repo_id, facts.path), repo_id, facts.path, facts.hash, facts.language, facts.role,
+        file_id(repo_id, facts.path), repo_id, facts.path, stored_hash(facts.hash), facts.language, facts.role,
         facts.line_count, st.size, st.mtime_ns, json.dumps(diags) if diags else "",
     )  # fmt: skip
 
@@ -540,7 +541,7 @@ def known_files(conn: Conn, repo_id: str) -> dict[str, tuple[str, int, int]]:
     rows = conn.rows(
         "MATCH (f:File) WHERE f.repoId = $r RETURN f.path, f.hash, f.size, f.mtimeNs", {"r": repo_id}
     )
-    return {r[0]: (r[1] or "", r[2] or 0, r[3] or 0) for r in rows}
+    return {r[0]: (hash_text(r[1]), r[2] or 0, r[3] or 0) for r in rows}
 
 
 def repo_counts(conn: Conn, repo_id: str) -> dict[str, Any]:

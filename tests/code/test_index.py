@@ -61,6 +61,40 @@ def test_second_sync_writes_nothing(g: Graph) -> None:
     assert r["mode"] == "noop" and r["graphVersion"] == 1 and r["parsed"] == 0
 
 
+def test_content_hashes_are_fixed_width_in_the_graph_and_hex_everywhere_else(g: Graph) -> None:
+    """File.hash and Symbol.contentHash are stored as UUIDs (a string SET made every later checkpoint slower,
+    `schema.stored_hash`); they read back as the 32 hex digits of `content_hash`, so a file whose mtime moved
+    but whose bytes did not is recognised as unchanged, and `show` prints the same digest."""
+    from nexusd.parse.extract import extract
+    from nexusd.parse.facts import content_hash
+
+    g.index()
+    types = {table: {row[1]: row[2] for row in g.q(f"CALL table_info('{table}') RETURN *")} for table in ("File", "Symbol")}
+    assert types["File"]["hash"] == "UUID" and types["Symbol"]["contentHash"] == "UUID"
+    util = g.repo / "pkg/util.py"
+    data = util.read_bytes()
+    assert g.q("MATCH (f:File {path: 'pkg/util.py'}) RETURN f.hash") == [[content_hash(data)]]
+    want = {s.qualified_name: s.content_hash for s in extract("pkg/util.py", data).symbols}
+    got = dict(g.q("MATCH (s:Symbol) WHERE s.path = 'pkg/util.py' RETURN s.qualifiedName, s.contentHash"))
+    assert got == want
+    shown = g.c.request("show", {"repo": str(g.repo), "path": "pkg/util.py"})
+    assert shown["node"]["hash"] == content_hash(data)
+    util.write_bytes(data)  # same bytes, a new mtime
+    r = g.sync()
+    assert r["parsed"] == 0
+
+
+def test_a_hash_the_graph_cannot_hold_is_stored_as_none() -> None:
+    """Kuzu 0.11.3 keeps the all-zero UUID as INT128_MIN and then fails every later COPY into its table."""
+    from nexusd.schema import hash_text, stored_hash
+
+    digest = "0123456789abcdef0123456789abcdef"
+    assert hash_text(stored_hash(digest)) == digest
+    for bad in ("", None, "0" * 32, "xyz", "g" * 32, digest + "00"):
+        assert stored_hash(bad) is None
+    assert hash_text(None) == ""
+
+
 def test_insert_line_above_keeps_ids(g: Graph) -> None:
     g.index()
     before = g.symbols()
