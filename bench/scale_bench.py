@@ -14,7 +14,8 @@ Rows (printed, and written to bench/results/<out>.json):
   queryable (a new function appended to a `.c` file, polled with `locate` until it is found): back to back
   (0.3 s apart: each edit's write waits for the checkpoint of the one before, `Store.checkpoint_before_delete`),
   and 5 s apart after 35 s of quiet (the writer's idle checkpoint runs between edits, and the first edit comes
-  while the query snapshot's save is compacting, which must give way to it);
+  while the query snapshot's save is compacting, which must give way to it); and edits that add a line at
+  the file's top, 0.3 s apart (every symbol below moves: nothing is deleted, line columns are rewritten);
 - what broke (any error is recorded, not raised, so a partial run still writes its figures).
 
 Debian's tree ships a `.gitignore` whose last block ignores every top-level entry (`/*`, `!/debian/`: its
@@ -111,6 +112,42 @@ def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str =
             "samples": [round(x, 3) for x in samples]}  # fmt: skip
 
 
+def shifting_edits(c: Any, tree: Path, n: int, gap_s: float = 0.3) -> dict[str, Any]:
+    """`n` edits of kernel/sys.c that each add a comment line at its top (every symbol below moves down a line,
+    the way an added include or a longer header comment moves them), each polled with `show` until the file's
+    last symbol has its new line, `gap_s` apart. Nothing is deleted, so no edit waits for a checkpoint: what
+    this row adds to the appending one above is the cost of rewriting every moved symbol's line columns."""
+    target = tree / "kernel" / "sys.c"
+    original = target.read_bytes()
+    scope = {"repo": str(tree), "path": "kernel/sys.c", "limit": 10_000}
+    last = c.request("show", scope, timeout=120)["members"][-1]
+    samples = []
+    try:
+        for i in range(n):
+            t0 = time.perf_counter()
+            target.write_bytes(b"/* scale_bench */\n" * (i + 1) + original)
+            while True:
+                members = c.request("show", scope, timeout=120)["members"]
+                if members and members[-1]["key"] == last["key"] and members[-1]["line"] == last["line"] + i + 1:
+                    break
+                if time.perf_counter() - t0 > 60:
+                    raise RuntimeError(f"shifting edit {i} not queryable after 60 s")
+                time.sleep(0.005)
+            samples.append(time.perf_counter() - t0)
+            time.sleep(gap_s)
+    finally:
+        target.write_bytes(original)
+    return {"file": str(target.relative_to(tree)), "gap_s": gap_s, "moved": last["key"], **percentiles(samples),
+            "samples": [round(x, 3) for x in samples]}  # fmt: skip
+
+
+def database_state(c: Any) -> dict[str, Any]:
+    """The database file's size and its last checkpoints' costs (ms waiting, ms checkpointing, WAL kB), from
+    `status`: what each edit row left behind."""
+    comp = (c.request("status", timeout=120).get("health") or {}).get("compaction") or {}
+    return {"fileMB": round((comp.get("fileBytes") or 0) / 2**20, 1), "checkpointMs": comp.get("checkpointMs")}
+
+
 def reinclude_top_level(tree: Path) -> bool:
     gitignore = tree / ".gitignore"
     if gitignore.exists() and "/*" in gitignore.read_text(errors="replace").splitlines():
@@ -192,6 +229,14 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                 except Exception as exc:  # noqa: BLE001
                     out["broke"].append(f"one-file edit: {exc!r}")
                 print(f"one-file edit {out.get('one_file_edit_to_queryable')}", flush=True)
+                out["database_after_appending_edits"] = database_state(c)
+                try:
+                    out["one_file_edit_shifting"] = shifting_edits(c, tree, edits)
+                except Exception as exc:  # noqa: BLE001
+                    out["broke"].append(f"shifting one-file edit: {exc!r}")
+                print(f"one-file edit that moves every symbol below it {out.get('one_file_edit_shifting')}", flush=True)
+                out["database_after_shifting_edits"] = database_state(c)
+                print(f"database {out['database_after_shifting_edits']}", flush=True)
                 # Quiet long enough for the query snapshot's save to start compacting (30 s after the last
                 # batch; minutes on this tree), then edits as a person makes them, seconds apart: the writer's
                 # idle checkpoint (2 s after its last work) runs between them instead of before the next delete.
@@ -202,6 +247,7 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                     out["broke"].append(f"spaced one-file edit: {exc!r}")
                 print(f"one-file edit, 5 s apart, the first during a snapshot save {out.get('one_file_edit_spaced')}",
                       flush=True)
+                out["database_after_spaced_edits"] = database_state(c)
             shutdown = d.stop()
             out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
             print(f"shutdown {out['shutdown_s']} s", flush=True)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
-CODE_SCHEMA_VERSION = 5  # 5: File.hash and Symbol.contentHash are UUIDs (fixed width, set in place); 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
+CODE_SCHEMA_VERSION = 5  # 5: File.hash and Symbol.contentHash are UUIDs (fixed width, set in place), unresolved sites' lines relative to their symbol's start (raw@+offset); 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
 MEMORY_SCHEMA_VERSION = 2
 

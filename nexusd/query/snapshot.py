@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..batch import CommittedBatch, FileData, call_rows, import_rows
 from ..parse import gcpause
-from ..resolve.base import MAX_STORED_SITES, parse_unresolved
+from ..resolve.base import MAX_STORED_SITES, absolute_sites, parse_unresolved
 from ..store import StoreError
 from ..textsplit import split_identifier
 from . import compact
@@ -491,6 +491,8 @@ class Snapshot:
             parts = [{**p, "lo": lo, "hi": hi} for lo, hi in zip(starts, [*starts[1:], _PAST_EVERY_PATH], strict=True)]
         for part in parts:
             for row in conn.rows("MATCH (s:Symbol) WHERE s.repoId = $r" + only.format(v="s") + f" RETURN {_SYM_COLS}", part):
+                if row[11]:  # the graph keeps each site's line relative to its symbol's start
+                    row[11] = absolute_sites(row[11], row[6] or 0)
                 self._add_symbol(row, incremental)
         if len(parts) > 1:  # the ranges hold every symbol once only if Kuzu orders strings as Python does
             count = _symbol_count(conn, self.repo_id)

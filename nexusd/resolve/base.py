@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,14 +61,17 @@ class FileResolution:
     # Beside `unresolved`, entry for entry: (line of the call site, bound to something outside the repository?)
     sites: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
 
-    def stored_unresolved(self) -> dict[str, list[str]]:
-        """`unresolved` in the form the graph stores: one `unresolved_entry` per call site."""
+    def stored_unresolved(self, starts: Mapping[str, int] | None = None) -> dict[str, list[str]]:
+        """`unresolved` as stored: one `unresolved_entry` per call site. With `starts` (symbol id -> its start
+        line), the graph's form: each line relative to its symbol's start (`graph_entry`)."""
         out: dict[str, list[str]] = {}
         for sid, raws in self.unresolved.items():
             sites = self.sites.get(sid, [])
-            out[sid] = [
-                unresolved_entry(raw, *sites[i]) if i < len(sites) else raw for i, raw in enumerate(raws)
-            ]
+            if starts is None:
+                out[sid] = [unresolved_entry(raw, *sites[i]) if i < len(sites) else raw for i, raw in enumerate(raws)]
+            else:
+                start = starts.get(sid, 0)
+                out[sid] = [graph_entry(raw, *sites[i], start) if i < len(sites) else raw for i, raw in enumerate(raws)]
         return out
 
 
@@ -82,6 +85,33 @@ def unresolved_entry(raw: str, line: int, external: bool) -> str:
     """How one unresolved call site is stored: `raw@line`, `ext:` in front when its head is bound outside the
     repository (`ext:requests.get@12`: it cannot reach a repository symbol, but it is still counted)."""
     return f"{EXTERNAL_MARK if external else ''}{raw}@{line}"
+
+
+# The graph stores a site's line relative to its symbol's start line, `raw@+offset`: an edit above a symbol then
+# moves only its integer line columns. Kuzu 0.11.3 writes a string column's node-group chunk again, with every
+# value it ever held, at the checkpoint after a SET of one of them (ARCHITECTURE.md, "Database growth and
+# compaction"), so rewriting the entries of every symbol below an added line made each such checkpoint slower.
+RELATIVE_MARK = "@+"
+
+
+def graph_entry(raw: str, line: int, external: bool, start: int) -> str:
+    """`unresolved_entry` as the graph stores it: the line relative to the symbol's `start` (absolute, as
+    `unresolved_entry` writes it, for a site above its symbol's start, which no extractor makes)."""
+    if line < start:
+        return unresolved_entry(raw, line, external)
+    return f"{EXTERNAL_MARK if external else ''}{raw}{RELATIVE_MARK}{line - start}"
+
+
+def absolute_sites(text: str, start: int) -> str:
+    """Newline-joined entries read from the graph, with each relative line (`graph_entry`) made absolute
+    again from the symbol's `start`: the form the query snapshot and `parse_unresolved` read."""
+    if RELATIVE_MARK not in text:
+        return text
+    out = []
+    for entry in text.split("\n"):
+        head, sep, offset = entry.rpartition(RELATIVE_MARK)
+        out.append(f"{head}@{start + int(offset)}" if sep and offset.isdigit() else entry)
+    return "\n".join(out)
 
 
 def parse_unresolved(entry: str) -> tuple[str, int, bool]:

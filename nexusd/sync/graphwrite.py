@@ -86,12 +86,22 @@ def _symbol_search_text(name: str, qualified_name: str) -> str:
     return search_text(name, qualified_name)
 
 
+def graph_unresolved(facts: FileFacts, res: FileResolution | None, ids: list[str]) -> dict[str, list[str]]:
+    """The unresolved entries of a file's symbols as the graph stores them (lines relative to each symbol's
+    start: `resolve.base.graph_entry`)."""
+    if res is None or not res.unresolved:
+        return {}
+    return res.stored_unresolved({sid: sym.start_line for sym, sid in zip(facts.symbols, ids, strict=True)})
+
+
 def symbol_rows(
-    repo_id: str, facts: FileFacts, unresolved: dict[str, list[str]], ids: list[str] | None = None
+    repo_id: str, facts: FileFacts, res: FileResolution | None, ids: list[str] | None = None
 ) -> list[tuple[Any, ...]]:
     rows = []
     path, language = facts.path, facts.language
-    for sym, sid in zip(facts.symbols, ids or ids_of(repo_id, facts), strict=True):
+    ids = ids or ids_of(repo_id, facts)
+    unresolved = graph_unresolved(facts, res, ids)
+    for sym, sid in zip(facts.symbols, ids, strict=True):
         raw = unresolved.get(sid, ())
         rows.append(
             (
@@ -204,7 +214,7 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
                     files.add(row)
                     has_file.add((repo_id, row[0]))
                 found = ids[path]
-                for row in symbol_rows(repo_id, facts, res.stored_unresolved(), found):
+                for row in symbol_rows(repo_id, facts, res, found):
                     if row[0] not in seen_symbols:
                         seen_symbols.add(row[0])
                         symbols.add(row)
@@ -474,7 +484,7 @@ def write_incremental(
                 )
             res = batch.resolutions.get(path) or FileResolution(path)
             ids = ids_of(repo, facts)
-            symbols.extend(symbol_rows(repo, facts, res.stored_unresolved(), ids))
+            symbols.extend(symbol_rows(repo, facts, res, ids))
             t, n = contains_rows(repo, facts, ids)
             top.extend(t)
             nested.extend(n)
@@ -508,9 +518,9 @@ def write_incremental(
             known = batch.facts.get(path)
             if known is None:
                 continue
-            stored = res.stored_unresolved()
-            for sym in known.symbols:
-                sid = symbol_id(repo, path, sym.kind, sym.qualified_name, sym.occurrence)
+            known_ids = ids_of(repo, known)
+            stored = graph_unresolved(known, res, known_ids)
+            for sid in known_ids:
                 raw = stored.get(sid, [])
                 conn.execute(
                     "MATCH (s:Symbol {id: $id}) WHERE coalesce(s.unresolvedCount, 0) <> $n OR coalesce(s.unresolved, '') <> $u "
@@ -649,7 +659,7 @@ class Diff:
 def _symbol_table(repo: str, facts: FileFacts | None, res: FileResolution | None) -> dict[str, tuple[Any, ...]]:
     if facts is None:
         return {}
-    return {row[0]: row for row in symbol_rows(repo, facts, res.stored_unresolved() if res else {})}
+    return {row[0]: row for row in symbol_rows(repo, facts, res)}
 
 
 def _parents(repo: str, facts: FileFacts) -> dict[str, tuple[str, str, int]]:

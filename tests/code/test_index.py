@@ -108,6 +108,25 @@ def test_insert_line_above_keeps_ids(g: Graph) -> None:
     assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/util.py:helper", "import-bound") in g.calls()
 
 
+def test_lines_added_above_leave_the_stored_unresolved_sites_as_they_were(g: Graph) -> None:
+    """The graph keeps an unresolved site's line relative to its symbol's start (`resolve.base.graph_entry`):
+    an edit above the symbol sets only its integer line columns (Kuzu writes a string column's chunk again,
+    with every value it held, at the checkpoint after a SET of one). Answers still give the absolute line."""
+    mod = g.repo / "pkg/mod.py"
+    mod.write_text("def launch(x):\n    y = x + 1\n    return mystery(y)\n")
+    g.index()
+    key = "py:function:pkg/mod.py:launch"
+    stored = g.unresolved(key)
+    assert stored == ["mystery@+2"]
+    scope = {"repo": str(g.repo), "symbol": "launch"}
+    assert g.c.request("show", scope)["unresolved"] == ["mystery@3"]
+    mod.write_text("import os\n\n\n" + mod.read_text())
+    g.sync()
+    assert g.q("MATCH (s:Symbol {key: $k}) RETURN s.startLine", k=key) == [[4]]
+    assert g.unresolved(key) == stored
+    assert g.c.request("show", scope)["unresolved"] == ["mystery@6"]
+
+
 def test_rename_function_re_resolves_callers(g: Graph) -> None:
     g.index()
     util = g.repo / "pkg/util.py"
