@@ -22,6 +22,7 @@ import hashlib
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,7 +30,9 @@ from typing import Any
 
 import kuzu
 
-from bench.harness import write_result
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import write_result  # noqa: E402
 
 
 def _digest(i: int) -> str:
