@@ -293,6 +293,8 @@ class Repo:
     graph_version: int = 0
     indexed_at: float | None = None
     last_build: dict[str, Any] | None = None
+    # When this run last wrote an ok `last_build` to the graph (`record_build`; 0: not yet, or a failure since).
+    summary_written_at: float = 0.0
     # How many changed paths the watcher has seen that are not in the graph yet (set by the watcher).
     pending_fn: Callable[[], int] | None = None
     watching: bool = False
@@ -572,13 +574,27 @@ def save_node(conn: Conn, repo: Repo) -> None:
     )
 
 
+# Kuzu 0.11.3 keeps every value a string column ever held in the column's chunk and writes them all again at the
+# checkpoint after a SET (RELIABILITY.md, "Updates of string columns"): a build summary set on every edit grew the
+# Repository table's chunk, and every later checkpoint, for as long as the daemon ran. So the summary of an ok
+# incremental build reaches the graph at most this often; a cold build, a failure (`record_failure`), the first
+# build of a run and the first ok build after a failed one always do. The version and time are numbers, set in
+# place, every build: after a restart `status` shows the last summary written, never more than this much older.
+SUMMARY_EVERY_S = 300.0
+
+
 def record_build(conn: Conn, repo: Repo, summary: str, *, cold: bool) -> None:
     """A batch committed: bump the graph version, stamp indexedAt and the build summary (graph, then cache)."""
     now = time.time()
-    conn.execute(
-        "MATCH (r:Repository {id: $id}) SET r.graphVersion = $v, r.indexedAt = $at, r.lastBuild = $b",
-        {"id": repo.id, "v": repo.graph_version + 1, "at": now, "b": summary},
-    )
+    params: dict[str, Any] = {"id": repo.id, "v": repo.graph_version + 1, "at": now}
+    if cold or now - repo.summary_written_at >= SUMMARY_EVERY_S:
+        conn.execute(
+            "MATCH (r:Repository {id: $id}) SET r.graphVersion = $v, r.indexedAt = $at, r.lastBuild = $b",
+            {**params, "b": summary},
+        )
+        repo.summary_written_at = now
+    else:
+        conn.execute("MATCH (r:Repository {id: $id}) SET r.graphVersion = $v, r.indexedAt = $at", params)
     repo.graph_version += 1
     repo.indexed_at = now
     repo.last_build = json.loads(summary)
@@ -590,6 +606,7 @@ def record_failure(conn: Conn, repo: Repo, summary: str) -> None:
     """A sync failed (its batch rolled back): the summary says so beside the last good graph."""
     conn.execute("MATCH (r:Repository {id: $id}) SET r.lastBuild = $b", {"id": repo.id, "b": summary})
     repo.last_build = json.loads(summary)
+    repo.summary_written_at = 0.0  # the next ok build's summary replaces this one in the graph
 
 
 def rename(conn: Conn, reg: RepoRegistry, repo: Repo, root: str) -> None:

@@ -91,7 +91,10 @@ def graph_unresolved(facts: FileFacts, res: FileResolution | None, ids: list[str
     start: `resolve.base.graph_entry`)."""
     if res is None or not res.unresolved:
         return {}
-    return res.stored_unresolved({sid: sym.start_line for sym, sid in zip(facts.symbols, ids, strict=True)})
+    starts: dict[str, int] = {}
+    for sym, sid in zip(facts.symbols, ids, strict=True):
+        starts.setdefault(sid, sym.start_line)  # (a repeated id: the first symbol's row is the one written)
+    return res.stored_unresolved(starts)
 
 
 def symbol_rows(

@@ -127,6 +127,25 @@ def test_lines_added_above_leave_the_stored_unresolved_sites_as_they_were(g: Gra
     assert g.c.request("show", scope)["unresolved"] == ["mystery@6"]
 
 
+def test_an_incremental_build_summary_reaches_the_graph_at_most_every_few_minutes(g: Graph) -> None:
+    """`repos.record_build`: every build sets the graph version and time (numbers, in place); the summary, a
+    string whose every value Kuzu keeps in the column's chunk, is written for a cold build and then at most every
+    `SUMMARY_EVERY_S`. `status` shows the newest summary all the same."""
+    g.index()
+
+    def stored() -> tuple[str, int]:
+        summary, version = g.q("MATCH (r:Repository) RETURN r.lastBuild, r.graphVersion")[0]
+        return json.loads(summary)["mode"], version
+
+    assert stored() == ("cold", 1)
+    util = g.repo / "pkg/util.py"
+    util.write_text(util.read_text() + "\n\ndef extra():\n    return 2\n")
+    g.sync()
+    status = g.c.request("status", {"repo": str(g.repo)})["repos"][0]
+    assert status["lastBuild"]["mode"] == "incremental" and status["graphVersion"] == 2
+    assert stored() == ("cold", 2)
+
+
 def test_rename_function_re_resolves_callers(g: Graph) -> None:
     g.index()
     util = g.repo / "pkg/util.py"
