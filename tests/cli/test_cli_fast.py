@@ -27,7 +27,8 @@ VOLATILE = [
     (re.compile(r"pid \d+, up [^,]+, \d+ requests"), "pid P, up U, N requests"),
     (re.compile(r"just now|in \d+ \w+|\d+ (s|min|h|days) ago"), "AGO"),
     # (`reopens`: the store reopens at its idle checkpoint after a cold index, which may fall between the two calls)
-    (re.compile(r'"(uptimeS|requests|pid|freeBytes|fileBytes|reopens|anonAfterOpenBytes|[a-zA-Z]*At|at)": [0-9.e+-]+'),
+    # (`anonAfterOpenBytes` is null until the first checkpoint after the database opened, which may run between)
+    (re.compile(r'"(uptimeS|requests|pid|freeBytes|fileBytes|reopens|anonAfterOpenBytes|[a-zA-Z]*At|at)": (?:[0-9.e+-]+|null)'),
      r'"\1": X'),
     (re.compile(r'"reopenReasons": \{[^}]*\}'), '"reopenReasons": X'),  # (with `reopens`, and what it measured)
     # (the last checkpoints' costs: one may run between the two calls)
