@@ -648,14 +648,18 @@ class Diff:
     update_symbols: list[tuple[Any, ...]] = field(default_factory=list)
     delete_calls: list[tuple[str, str]] = field(default_factory=list)
     create_calls: list[tuple[Any, ...]] = field(default_factory=list)
+    # Edges between the same pair whose line, provenance or confidence moved: (new row, the columns that did)
+    update_calls: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
     delete_imports: list[tuple[str, str]] = field(default_factory=list)
     create_imports: list[tuple[Any, ...]] = field(default_factory=list)
+    update_imports: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
 
     def rows(self) -> int:
         return (
             len(self.create_files) + len(self.update_files) + len(self.delete_files) + len(self.delete_symbols)
             + sum(len(v[1]) for v in self.create_symbols.values()) + len(self.update_symbols)
-            + len(self.delete_calls) + len(self.create_calls) + len(self.delete_imports) + len(self.create_imports)
+            + len(self.delete_calls) + len(self.create_calls) + len(self.update_calls)
+            + len(self.delete_imports) + len(self.create_imports) + len(self.update_imports)
         )  # fmt: skip
 
 
@@ -716,8 +720,8 @@ def compute_diff(
         before = old_res.get(path)
         old_imp, old_calls = edge_rows(repo, before) if before is not None else ([], [])
         new_imp, new_calls = edge_rows(repo, res) if res else ([], [])
-        _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls)
-        _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports)
+        _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls, diff.update_calls)
+        _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports, diff.update_imports)
     diff.delete_symbols = sorted(gone_symbols)
     return diff
 
@@ -725,15 +729,37 @@ def compute_diff(
 def _diff_edges(
     old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], gone: set[str],
     deletes: list[tuple[str, str]], creates: list[tuple[Any, ...]],
+    updates: list[tuple[tuple[Any, ...], tuple[int, ...]]],
 ) -> None:  # fmt: skip
+    """Edge rows (from, to, properties...) old vs new, one per pair of ends. A pair in both whose properties
+    moved (a line above the call added or removed) is set in place, not deleted and made again: a delete makes
+    the write checkpoint what came before it first (`Store.checkpoint_before_delete`)."""
     old_by = {(r[0], r[1]): r for r in old}
     new_by = {(r[0], r[1]): r for r in new}
-    for key, row in old_by.items():
-        if new_by.get(key) != row and key[0] not in gone and key[1] not in gone:
+    for key in old_by:
+        if key not in new_by and key[0] not in gone and key[1] not in gone:
             deletes.append(key)  # (edges touching a deleted symbol go with it)
     for key, row in new_by.items():
-        if old_by.get(key) != row:
+        before = old_by.get(key)
+        if before is None:
             creates.append(row)
+        elif before != row:
+            updates.append((row, _changed(before, row, tuple(range(2, len(row))))))
+
+
+def _merge_edge(label: str, rel: str, names: Sequence[str], columns: tuple[int, ...]) -> str:
+    """MERGE of one edge between two nodes by id: made whole when missing, else only `columns` set (the
+    numbers in place; a string only when it changed, see `_set_statement`)."""
+    every = ", ".join(f"e.{names[i]} = $c{i}" for i in range(2, len(names)))
+    changed = ", ".join(f"e.{names[i]} = $c{i}" for i in columns)
+    return (
+        f"MATCH (a:{label} {{id: $c0}}), (b:{label} {{id: $c1}}) MERGE (a)-[e:{rel}]->(b) "
+        f"ON CREATE SET {every} ON MATCH SET {changed}"
+    )
+
+
+_CALL_NAMES = ("from", "to", "line", "resolution", "confidence")
+_IMPORT_NAMES = ("from", "to", "specifier", "line", "resolution", "confidence")
 
 
 def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
@@ -791,6 +817,10 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 "resolution: $res, confidence: $conf}]->(b)",
                 {"a": row[0], "b": row[1], "spec": row[2], "line": row[3], "res": row[4], "conf": row[5]},
             )
+        for label, rel, names, updates in (("Symbol", "POSSIBLY_CALLS", _CALL_NAMES, diff.update_calls),
+                                           ("File", "IMPORTS", _IMPORT_NAMES, diff.update_imports)):  # fmt: skip
+            for row, cols in updates:
+                conn.execute(_merge_edge(label, rel, names, cols), {f"c{i}": v for i, v in enumerate(row)})
     return {
         "files": len(diff.create_files) + len(diff.update_files), "deleted": len(diff.delete_files),
         "symbols": created, "symbolsUpdated": len(diff.update_symbols), "symbolsDeleted": len(diff.delete_symbols),

@@ -108,6 +108,26 @@ def test_insert_line_above_keeps_ids(g: Graph) -> None:
     assert ("py:method:pkg/app.py:Base.step", "py:function:pkg/util.py:helper", "import-bound") in g.calls()
 
 
+def test_lines_added_above_calls_move_their_edges_in_place(g: Graph) -> None:
+    """A call or import whose line moved keeps its edge (`graphwrite._diff_edges`: set in place, not deleted and
+    made again, so the edit needs no checkpoint before it): the same edges, by Kuzu's own ids, at the new lines."""
+    g.index()
+    query = (
+        "MATCH (a:Symbol)-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE a.path = 'pkg/app.py' "
+        "RETURN a.key, b.key, e.line, e.resolution, ID(e) ORDER BY a.key, b.key"
+    )
+    before = g.q(query)
+    imports = "MATCH (a:File {path: 'pkg/app.py'})-[e:IMPORTS]->(b:File) RETURN b.path, e.line, ID(e)"
+    imported = g.q(imports)
+    assert before and imported
+    app = g.repo / "pkg/app.py"
+    app.write_text("# one\n# two\n" + app.read_text())
+    g.sync()
+    after = g.q(query)
+    assert [[a, b, line + 2, how, eid] for a, b, line, how, eid in before] == after
+    assert [[path, line + 2, eid] for path, line, eid in imported] == g.q(imports)
+
+
 def test_lines_added_above_leave_the_stored_unresolved_sites_as_they_were(g: Graph) -> None:
     """The graph keeps an unresolved site's line relative to its symbol's start (`resolve.base.graph_entry`):
     an edit above the symbol sets only its integer line columns (Kuzu writes a string column's chunk again,
