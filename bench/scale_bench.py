@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,28 +87,41 @@ def probe_small(stop: threading.Event, d: BenchDaemon, root: Path, out: list[flo
             stop.wait(0.5)
 
 
-def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str = "") -> dict[str, Any]:
-    """`n` edits of kernel/sys.c (a new function appended), each polled with `locate` until it is found, `gap_s`
-    apart."""
-    target = tree / "kernel" / "sys.c"
+def timed_edits(
+    target: Path, n: int, gap_s: float, edit: Callable[[bytes, int], bytes], ready: Callable[[int], bool], what: str
+) -> list[float]:
+    """`n` edits of `target` (edit `i` writes `edit(original bytes, i)`), each timed until `ready(i)` answers
+    yes (polled every 5 ms, 60 s at most), `gap_s` apart; the file's bytes are put back at the end."""
     original = target.read_bytes()
     samples = []
     try:
         for i in range(n):
-            name = f"scale_bench_fn_{tag}{i}"
             t0 = time.perf_counter()
-            target.write_bytes(original + f"\nint {name}(void)\n{{\n\treturn {i};\n}}\n".encode())
-            while True:
-                hits = c.request("locate", {"repo": str(tree), "query": name, "limit": 1}, timeout=120)["results"]
-                if hits and hits[0]["name"] == name:
-                    break
+            target.write_bytes(edit(original, i))
+            while not ready(i):
                 if time.perf_counter() - t0 > 60:
-                    raise RuntimeError(f"edit {i} not queryable after 60 s")
+                    raise RuntimeError(f"{what} {i} not queryable after 60 s")
                 time.sleep(0.005)
             samples.append(time.perf_counter() - t0)
             time.sleep(gap_s)
     finally:
         target.write_bytes(original)
+    return samples
+
+
+def edit_to_queryable(c: Any, tree: Path, n: int, gap_s: float = 0.3, tag: str = "") -> dict[str, Any]:
+    """`n` edits of kernel/sys.c (a new function appended), each polled with `locate` until it is found, `gap_s`
+    apart."""
+    target = tree / "kernel" / "sys.c"
+
+    def found(i: int) -> bool:
+        hits = c.request("locate", {"repo": str(tree), "query": f"scale_bench_fn_{tag}{i}", "limit": 1}, timeout=120)
+        return bool(hits["results"]) and hits["results"][0]["name"] == f"scale_bench_fn_{tag}{i}"
+
+    def append(data: bytes, i: int) -> bytes:
+        return data + f"\nint scale_bench_fn_{tag}{i}(void)\n{{\n\treturn {i};\n}}\n".encode()
+
+    samples = timed_edits(target, n, gap_s, append, found, "edit")
     return {"file": str(target.relative_to(tree)), "gap_s": gap_s, **percentiles(samples),
             "samples": [round(x, 3) for x in samples]}  # fmt: skip
 
@@ -118,25 +132,14 @@ def shifting_edits(c: Any, tree: Path, n: int, gap_s: float = 0.3) -> dict[str, 
     last symbol has its new line, `gap_s` apart. Nothing is deleted, so no edit waits for a checkpoint: what
     this row adds to the appending one above is the cost of rewriting every moved symbol's line columns."""
     target = tree / "kernel" / "sys.c"
-    original = target.read_bytes()
     scope = {"repo": str(tree), "path": "kernel/sys.c", "limit": 500}  # (the op's most; a page cut keeps its last the same)
     last = c.request("show", scope, timeout=120)["members"][-1]
-    samples = []
-    try:
-        for i in range(n):
-            t0 = time.perf_counter()
-            target.write_bytes(b"/* scale_bench */\n" * (i + 1) + original)
-            while True:
-                members = c.request("show", scope, timeout=120)["members"]
-                if members and members[-1]["key"] == last["key"] and members[-1]["line"] == last["line"] + i + 1:
-                    break
-                if time.perf_counter() - t0 > 60:
-                    raise RuntimeError(f"shifting edit {i} not queryable after 60 s")
-                time.sleep(0.005)
-            samples.append(time.perf_counter() - t0)
-            time.sleep(gap_s)
-    finally:
-        target.write_bytes(original)
+
+    def moved(i: int) -> bool:
+        members = c.request("show", scope, timeout=120)["members"]
+        return bool(members) and members[-1]["key"] == last["key"] and members[-1]["line"] == last["line"] + i + 1
+
+    samples = timed_edits(target, n, gap_s, lambda data, i: b"/* scale_bench */\n" * (i + 1) + data, moved, "shifting edit")
     return {"file": str(target.relative_to(tree)), "gap_s": gap_s, "moved": last["key"], **percentiles(samples),
             "samples": [round(x, 3) for x in samples]}  # fmt: skip
 
@@ -146,6 +149,18 @@ def database_state(c: Any) -> dict[str, Any]:
     `status`: what each edit row left behind."""
     comp = (c.request("status", timeout=120).get("health") or {}).get("compaction") or {}
     return {"fileMB": round((comp.get("fileBytes") or 0) / 2**20, 1), "checkpointMs": comp.get("checkpointMs")}
+
+
+def edit_row(c: Any, out: dict[str, Any], key: str, label: str, run: Callable[[], dict[str, Any]]) -> None:
+    """One row of edits: its figures under `key` (what broke, if it did), printed, and the database it left
+    behind (`database_<key>`: the file's size, the last checkpoints)."""
+    try:
+        out[key] = run()
+    except Exception as exc:  # noqa: BLE001
+        out["broke"].append(f"{label}: {exc!r}")
+    print(f"{label} {out.get(key)}", flush=True)
+    out[f"database_{key}"] = database_state(c)
+    print(f"database {out[f'database_{key}']}", flush=True)
 
 
 def reinclude_top_level(tree: Path) -> bool:
@@ -224,30 +239,15 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                         out["broke"].append(f"no-op sync answered mode {rr.get('mode')!r}")
                 out["noop_sync_with_watcher"] = percentiles(noop)
                 print(f"no-op sync {out['noop_sync_with_watcher']}", flush=True)
-                try:
-                    out["one_file_edit_to_queryable"] = edit_to_queryable(c, tree, edits)
-                except Exception as exc:  # noqa: BLE001
-                    out["broke"].append(f"one-file edit: {exc!r}")
-                print(f"one-file edit {out.get('one_file_edit_to_queryable')}", flush=True)
-                out["database_after_appending_edits"] = database_state(c)
-                try:
-                    out["one_file_edit_shifting"] = shifting_edits(c, tree, edits)
-                except Exception as exc:  # noqa: BLE001
-                    out["broke"].append(f"shifting one-file edit: {exc!r}")
-                print(f"one-file edit that moves every symbol below it {out.get('one_file_edit_shifting')}", flush=True)
-                out["database_after_shifting_edits"] = database_state(c)
-                print(f"database {out['database_after_shifting_edits']}", flush=True)
+                edit_row(c, out, "one_file_edit_to_queryable", "one-file edit", lambda: edit_to_queryable(c, tree, edits))
+                edit_row(c, out, "one_file_edit_shifting", "one-file edit that moves every symbol below it",
+                         lambda: shifting_edits(c, tree, edits))  # fmt: skip
                 # Quiet long enough for the query snapshot's save to start compacting (30 s after the last
                 # batch; minutes on this tree), then edits as a person makes them, seconds apart: the writer's
                 # idle checkpoint (2 s after its last work) runs between them instead of before the next delete.
                 time.sleep(35)
-                try:
-                    out["one_file_edit_spaced"] = edit_to_queryable(c, tree, edits, gap_s=5.0, tag="spaced_")
-                except Exception as exc:  # noqa: BLE001
-                    out["broke"].append(f"spaced one-file edit: {exc!r}")
-                print(f"one-file edit, 5 s apart, the first during a snapshot save {out.get('one_file_edit_spaced')}",
-                      flush=True)
-                out["database_after_spaced_edits"] = database_state(c)
+                edit_row(c, out, "one_file_edit_spaced", "one-file edit, 5 s apart, the first during a snapshot save",
+                         lambda: edit_to_queryable(c, tree, edits, gap_s=5.0, tag="spaced_"))  # fmt: skip
             shutdown = d.stop()
             out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
             print(f"shutdown {out['shutdown_s']} s", flush=True)
