@@ -12,6 +12,7 @@ the memory nodes (symbolId, symbolKey, files), so a code rebuild never loses an 
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable
 
@@ -177,11 +178,29 @@ def all_table_ddl(optional: Iterable[str] = OPTIONAL_TABLES) -> list[str]:
 # compaction"). A UUID is set in place like an integer. The rest of the daemon speaks hex: convert at the edge.
 
 
+# A file skipped for a reason its bytes always repeat (binary, too large) keeps a marker instead of a digest,
+# `skipped:<reason>` (`sync.parsepool.PERMANENT_SKIPS`), so a stat that still matches clears it at the next sync
+# rather than reading it again. A marker is stored as the UUID of its own digest and read back as its text.
+SKIP_MARKERS = ("skipped:binary", "skipped:too-large")
+
+
+def _marker_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=hashlib.blake2b(text.encode(), digest_size=16).digest())
+
+
+_MARKER_TEXT = {_marker_uuid(text): text for text in SKIP_MARKERS}
+
+
 def stored_hash(text: str | None) -> uuid.UUID | None:
-    """A content hash as the graph stores it: None for no hash, or one that is not 32 hex digits, or the
-    all-zero value (Kuzu 0.11.3 stores it as INT128_MIN and then fails every later COPY into the table; a
-    blake2b digest is never it in practice, and a missing hash only means "parse the file again")."""
-    if not text or len(text) != 32:
+    """A content hash as the graph stores it: a skip marker as its UUID (`SKIP_MARKERS`); None for no hash, or
+    one that is not 32 hex digits, or the all-zero value (Kuzu 0.11.3 stores it as INT128_MIN and then fails
+    every later COPY into the table; a blake2b digest is never it in practice, and a missing hash only means
+    "read the file again")."""
+    if not text:
+        return None
+    if text.startswith("skipped:"):
+        return _marker_uuid(text)
+    if len(text) != 32:
         return None
     try:
         value = uuid.UUID(hex=text)
@@ -191,5 +210,8 @@ def stored_hash(text: str | None) -> uuid.UUID | None:
 
 
 def hash_text(value: object) -> str:
-    """A content hash read from the graph, as the 32 hex digits the rest of the daemon compares ("" for none)."""
-    return value.hex if isinstance(value, uuid.UUID) else ""
+    """A content hash read from the graph, as the 32 hex digits the rest of the daemon compares ("" for none,
+    a skip marker's text for its UUID)."""
+    if not isinstance(value, uuid.UUID):
+        return ""
+    return _MARKER_TEXT.get(value) or value.hex

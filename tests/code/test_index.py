@@ -95,6 +95,31 @@ def test_a_hash_the_graph_cannot_hold_is_stored_as_none() -> None:
     assert hash_text(None) == ""
 
 
+def test_a_binary_file_is_not_read_again_after_a_restart(graph_daemon: DaemonProcess, tmp_path: Path) -> None:
+    """A file skipped for good (binary, too large) keeps a marker hash, stored as a UUID like the digests
+    (`schema.SKIP_MARKERS`): after a restart the graph's marker still lets a matching stat clear it, so the
+    catch-up sync reads nothing and builds nothing."""
+    from nexusd.schema import hash_text, stored_hash
+
+    for marker in ("skipped:binary", "skipped:too-large"):
+        assert hash_text(stored_hash(marker)) == marker
+    repo = make_repo(tmp_path / "demo", APP)
+    (repo / "pkg/blob.py").write_bytes(b"x = 1\n\x00\x01\x02" * 100)
+    with graph_daemon.client() as c:
+        c.request("index", {"repo": str(repo)}, timeout=120)
+    graph_daemon.stop()
+    again = DaemonProcess(home=graph_daemon.home).start()
+    try:
+        with again.client() as c:
+            c.request("sync", {"repo": str(repo)}, timeout=120)
+            status = c.request("status", {"repo": str(repo)})["repos"][0]
+            assert status["graphVersion"] == 1, status["lastBuild"]
+            rows = c.request("debug.cypher", {"query": "MATCH (f:File {path: 'pkg/blob.py'}) RETURN f.diagnostics"})
+            assert "binary" in rows["rows"][0][0]
+    finally:
+        again.cleanup()
+
+
 def test_insert_line_above_keeps_ids(g: Graph) -> None:
     g.index()
     before = g.symbols()
