@@ -612,6 +612,7 @@ def chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
 DIFF_MAX_ROWS = 1_500
 
 _SYMBOL_UPDATABLE = tuple(range(3, len(SYMBOL_COLS)))  # every column but id, repoId, path
+_SYMBOL_LINE_COLS = (SYMBOL_COLS.index("startLine"), SYMBOL_COLS.index("endLine"))
 _FILE_UPDATABLE = (3, 4, 5, 6, 7, 8, 9)  # every column but id, repoId, path
 
 
@@ -646,10 +647,16 @@ class Diff:
     # parent id -> (parent label, [(ordinal, symbol row)]), parents before children
     create_symbols: dict[str, tuple[str, list[tuple[int, tuple[Any, ...]]]]] = field(default_factory=dict)
     update_symbols: list[tuple[Any, ...]] = field(default_factory=list)
+    # Symbols whose lines alone moved, by (file id, how far the start moved, how far the end did): their rows.
+    # One statement per group instead of one per symbol (`write_diff`).
+    moved_symbols: dict[tuple[str, int, int], list[tuple[Any, ...]]] = field(default_factory=dict)
     delete_calls: list[tuple[str, str]] = field(default_factory=list)
     create_calls: list[tuple[Any, ...]] = field(default_factory=list)
     # Edges between the same pair whose line, provenance or confidence moved: (new row, the columns that did)
     update_calls: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
+    # Edges whose line alone moved, by (caller id, how far): the callees. A line added above a function moves
+    # all its calls alike: one statement per caller instead of one per edge (`write_diff`).
+    moved_calls: dict[tuple[str, int], list[tuple[Any, ...]]] = field(default_factory=dict)
     delete_imports: list[tuple[str, str]] = field(default_factory=list)
     create_imports: list[tuple[Any, ...]] = field(default_factory=list)
     update_imports: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
@@ -659,6 +666,7 @@ class Diff:
             len(self.create_files) + len(self.update_files) + len(self.delete_files) + len(self.delete_symbols)
             + sum(len(v[1]) for v in self.create_symbols.values()) + len(self.update_symbols)
             + len(self.delete_calls) + len(self.create_calls) + len(self.update_calls)
+            + sum(len(v) for v in self.moved_calls.values()) + sum(len(v) for v in self.moved_symbols.values())
             + len(self.delete_imports) + len(self.create_imports) + len(self.update_imports)
         )  # fmt: skip
 
@@ -714,13 +722,19 @@ def compute_diff(
             diff.create_symbols.setdefault(pid, (label, []))[1].append((ordinal, new[sid]))
         for sid in sorted(set(new) & set(old)):
             if new[sid] != old[sid]:
-                diff.update_symbols.append(new[sid])
-                diff.changed_columns[sid] = _changed(old[sid], new[sid], _SYMBOL_UPDATABLE)
+                cols = _changed(old[sid], new[sid], _SYMBOL_UPDATABLE)
+                if set(cols) <= set(_SYMBOL_LINE_COLS):
+                    a, b = new[sid], old[sid]
+                    diff.moved_symbols.setdefault((file_id(repo, path), a[8] - b[8], a[9] - b[9]), []).append(a)
+                else:
+                    diff.update_symbols.append(new[sid])
+                    diff.changed_columns[sid] = cols
         # Edges out of this file, old vs new.
         before = old_res.get(path)
         old_imp, old_calls = edge_rows(repo, before) if before is not None else ([], [])
         new_imp, new_calls = edge_rows(repo, res) if res else ([], [])
-        _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls, diff.update_calls)
+        _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls, diff.update_calls,
+                    diff.moved_calls)  # fmt: skip
         _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports, diff.update_imports)
     diff.delete_symbols = sorted(gone_symbols)
     return diff
@@ -730,10 +744,12 @@ def _diff_edges(
     old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], gone: set[str],
     deletes: list[tuple[str, str]], creates: list[tuple[Any, ...]],
     updates: list[tuple[tuple[Any, ...], tuple[int, ...]]],
+    moved: dict[tuple[str, int], list[tuple[Any, ...]]] | None = None,
 ) -> None:  # fmt: skip
-    """Edge rows (from, to, properties...) old vs new, one per pair of ends. A pair in both whose properties
-    moved (a line above the call added or removed) is set in place, not deleted and made again: a delete makes
-    the write checkpoint what came before it first (`Store.checkpoint_before_delete`)."""
+    """Edge rows (from, to, line, properties...) old vs new, one per pair of ends. A pair in both whose
+    properties moved (a line above the call added or removed) is set in place, not deleted and made again: a
+    delete makes the write checkpoint what came before it first (`Store.checkpoint_before_delete`). With
+    `moved`, a pair whose line alone moved goes there, by (from, how far), instead of `updates`."""
     old_by = {(r[0], r[1]): r for r in old}
     new_by = {(r[0], r[1]): r for r in new}
     for key in old_by:
@@ -744,7 +760,11 @@ def _diff_edges(
         if before is None:
             creates.append(row)
         elif before != row:
-            updates.append((row, _changed(before, row, tuple(range(2, len(row))))))
+            cols = _changed(before, row, tuple(range(2, len(row))))
+            if moved is not None and cols == (2,):
+                moved.setdefault((row[0], row[2] - before[2]), []).append(row)
+            else:
+                updates.append((row, cols))
 
 
 def _merge_edge(label: str, rel: str, names: Sequence[str], columns: tuple[int, ...]) -> str:
@@ -767,6 +787,8 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
     repo = batch.repo_id
     created = 0
     deletes = bool(diff.delete_symbols or diff.delete_files or diff.delete_calls or diff.delete_imports)
+    set_symbols = [(row, diff.changed_columns.get(row[0], _SYMBOL_UPDATABLE)) for row in diff.update_symbols]
+    set_calls = list(diff.update_calls)
     with conn.transaction(deletes=deletes):
         for sid in diff.delete_symbols:
             conn.execute("MATCH (s:Symbol {id: $id}) DETACH DELETE s", {"id": sid})
@@ -801,8 +823,25 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 {"pid": pid, "rows": rows},
             )
             created += len(rows)
-        for row in diff.update_symbols:
-            cols = diff.changed_columns.get(row[0], _SYMBOL_UPDATABLE)
+        for (fid, d_start, d_end), group in diff.moved_symbols.items():
+            # Through the file's tree to its symbols by id, then moved by the same lines; a symbol the tree does
+            # not reach (a lost CONTAINS) would be left behind, so a count short of the group sets each row.
+            moved = conn.scalar(
+                "MATCH (f:File {id: $f})-[:CONTAINS*1..30]->(s:Symbol) WHERE s.id IN $ids "
+                "SET s.startLine = s.startLine + $ds, s.endLine = s.endLine + $de RETURN count(s)",
+                {"f": fid, "ids": [row[0] for row in group], "ds": d_start, "de": d_end},
+            )
+            if moved != len(group):
+                set_symbols += [(row, _SYMBOL_LINE_COLS) for row in group]  # (absolute: right whatever moved)
+        for (src, delta), group in diff.moved_calls.items():
+            moved = conn.scalar(
+                "MATCH (a:Symbol {id: $a})-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE b.id IN $dsts "
+                "SET e.line = e.line + $d RETURN count(e)",
+                {"a": src, "dsts": [row[1] for row in group], "d": delta},
+            )
+            if moved != len(group):
+                set_calls += [(row, (2,)) for row in group]
+        for row, cols in set_symbols:
             if cols:
                 conn.execute(_set_statement("Symbol", SYMBOL_COLS, cols), {"c0": row[0], **{f"c{i}": row[i] for i in cols}})
         for row in diff.create_calls:
@@ -817,7 +856,7 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 "resolution: $res, confidence: $conf}]->(b)",
                 {"a": row[0], "b": row[1], "spec": row[2], "line": row[3], "res": row[4], "conf": row[5]},
             )
-        for label, rel, names, updates in (("Symbol", "POSSIBLY_CALLS", _CALL_NAMES, diff.update_calls),
+        for label, rel, names, updates in (("Symbol", "POSSIBLY_CALLS", _CALL_NAMES, set_calls),
                                            ("File", "IMPORTS", _IMPORT_NAMES, diff.update_imports)):  # fmt: skip
             for row, cols in updates:
                 conn.execute(_merge_edge(label, rel, names, cols), {f"c{i}": v for i, v in enumerate(row)})

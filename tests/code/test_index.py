@@ -135,7 +135,11 @@ def test_insert_line_above_keeps_ids(g: Graph) -> None:
 
 def test_lines_added_above_calls_move_their_edges_in_place(g: Graph) -> None:
     """A call or import whose line moved keeps its edge (`graphwrite._diff_edges`: set in place, not deleted and
-    made again, so the edit needs no checkpoint before it): the same edges, by Kuzu's own ids, at the new lines."""
+    made again, so the edit needs no checkpoint before it): the same edges, by Kuzu's own ids, at the new lines.
+    Symbols and calls that moved by the same lines move in one statement per group (`Diff.moved_symbols`,
+    `Diff.moved_calls`), and end where the file's extraction puts them."""
+    from nexusd.parse.extract import extract
+
     g.index()
     query = (
         "MATCH (a:Symbol)-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE a.path = 'pkg/app.py' "
@@ -144,13 +148,27 @@ def test_lines_added_above_calls_move_their_edges_in_place(g: Graph) -> None:
     before = g.q(query)
     imports = "MATCH (a:File {path: 'pkg/app.py'})-[e:IMPORTS]->(b:File) RETURN b.path, e.line, ID(e)"
     imported = g.q(imports)
-    assert before and imported
+    lines = "MATCH (s:Symbol) WHERE s.path = 'pkg/app.py' RETURN s.key, s.startLine, s.endLine ORDER BY s.key"
+    placed = g.q(lines)
+    assert before and imported and any(k.endswith("Base.run") for k, _s, _e in placed)  # (a nested symbol too)
     app = g.repo / "pkg/app.py"
     app.write_text("# one\n# two\n" + app.read_text())
     g.sync()
     after = g.q(query)
     assert [[a, b, line + 2, how, eid] for a, b, line, how, eid in before] == after
     assert [[path, line + 2, eid] for path, line, eid in imported] == g.q(imports)
+    assert [[k, start + 2, end + 2] for k, start, end in placed if ":<module>" not in k] == [
+        row for row in g.q(lines) if ":<module>" not in row[0]]  # (the module still starts at line 1)
+    # A line added inside a function moves its own end and what follows, not what comes before it.
+    text = app.read_text().replace("    def step(self):", "    def step(self):\n        pass", 1)
+    app.write_text(text)
+    g.sync()
+    facts = {s.qualified_name: (s.start_line, s.end_line) for s in extract("pkg/app.py", text.encode()).symbols}
+    got = {k.rsplit(":", 1)[1]: (start, end) for k, start, end in g.q(lines)}
+    assert got == facts
+    edges = [row[:4] for row in g.q(query)]
+    g.index(full=True)  # the graph a cold build makes of the same files: the moves left the same lines
+    assert [row[:4] for row in g.q(query)] == edges
 
 
 def test_lines_added_above_leave_the_stored_unresolved_sites_as_they_were(g: Graph) -> None:
