@@ -613,6 +613,7 @@ DIFF_MAX_ROWS = 1_500
 
 _SYMBOL_UPDATABLE = tuple(range(3, len(SYMBOL_COLS)))  # every column but id, repoId, path
 _SYMBOL_LINE_COLS = (SYMBOL_COLS.index("startLine"), SYMBOL_COLS.index("endLine"))
+_SYMBOL_LINES = frozenset(_SYMBOL_LINE_COLS)
 _FILE_UPDATABLE = (3, 4, 5, 6, 7, 8, 9)  # every column but id, repoId, path
 
 
@@ -723,9 +724,11 @@ def compute_diff(
         for sid in sorted(set(new) & set(old)):
             if new[sid] != old[sid]:
                 cols = _changed(old[sid], new[sid], _SYMBOL_UPDATABLE)
-                if set(cols) <= set(_SYMBOL_LINE_COLS):
-                    a, b = new[sid], old[sid]
-                    diff.moved_symbols.setdefault((file_id(repo, path), a[8] - b[8], a[9] - b[9]), []).append(a)
+                if _SYMBOL_LINES.issuperset(cols):
+                    start, end = _SYMBOL_LINE_COLS
+                    now, was = new[sid], old[sid]
+                    key = (file_id(repo, path), now[start] - was[start], now[end] - was[end])
+                    diff.moved_symbols.setdefault(key, []).append(now)
                 else:
                     diff.update_symbols.append(new[sid])
                     diff.changed_columns[sid] = cols
@@ -761,7 +764,7 @@ def _diff_edges(
             creates.append(row)
         elif before != row:
             cols = _changed(before, row, tuple(range(2, len(row))))
-            if moved is not None and cols == (2,):
+            if moved is not None and cols == (2,):  # (column 2 of a call row is its line)
                 moved.setdefault((row[0], row[2] - before[2]), []).append(row)
             else:
                 updates.append((row, cols))
