@@ -865,7 +865,8 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 conn.execute(_merge_edge(label, rel, names, cols), {f"c{i}": v for i, v in enumerate(row)})
     return {
         "files": len(diff.create_files) + len(diff.update_files), "deleted": len(diff.delete_files),
-        "symbols": created, "symbolsUpdated": len(diff.update_symbols), "symbolsDeleted": len(diff.delete_symbols),
-        "calls": len(diff.create_calls), "callsDeleted": len(diff.delete_calls),
+        "symbols": created, "symbolsUpdated": len(diff.update_symbols) + sum(map(len, diff.moved_symbols.values())),
+        "symbolsDeleted": len(diff.delete_symbols), "calls": len(diff.create_calls), "callsDeleted": len(diff.delete_calls),
+        "callsUpdated": len(diff.update_calls) + sum(map(len, diff.moved_calls.values())),
         "imports": len(diff.create_imports), "importsDeleted": len(diff.delete_imports), "diffPath": 1,
     }  # fmt: skip
