@@ -178,10 +178,11 @@ def all_table_ddl(optional: Iterable[str] = OPTIONAL_TABLES) -> list[str]:
 # compaction"). A UUID is set in place like an integer. The rest of the daemon speaks hex: convert at the edge.
 
 
-# A file skipped for a reason its bytes always repeat (binary, too large) keeps a marker instead of a digest,
-# `skipped:<reason>` (`sync.parsepool.PERMANENT_SKIPS`), so a stat that still matches clears it at the next sync
-# rather than reading it again. A marker is stored as the UUID of its own digest and read back as its text.
-SKIP_MARKERS = ("skipped:binary", "skipped:too-large")
+# A file skipped for a reason its bytes always repeat keeps a marker instead of a digest, `skipped:<reason>`
+# (`sync.parsepool.skipped_facts`), so a stat that still matches clears it at the next sync rather than reading
+# it again. A marker is stored as the UUID of its own digest and read back as its text.
+PERMANENT_SKIPS = ("binary", "too-large")
+SKIP_MARKERS = tuple(f"skipped:{reason}" for reason in PERMANENT_SKIPS)
 
 
 def _marker_uuid(text: str) -> uuid.UUID:

@@ -39,6 +39,7 @@ from ..parse.facts import (
 from ..parse.gcpause import paused
 from ..parse.languages import parsed_language
 from ..protocol import pack_local, unpack_local
+from ..schema import PERMANENT_SKIPS
 
 log = logging.getLogger(__name__)
 
@@ -467,9 +468,9 @@ def inline(root: str, tasks: Iterable[ParseTask], max_bytes: int = 2_000_000) ->
         yield process_one(root, task, max_bytes)
 
 
-# Skips that the same bytes will always repeat: their File keeps a marker hash, so the next sync's stat
-# clears them. Other failures (timeout, a dead worker, extract-failed) keep an empty hash and are retried.
-PERMANENT_SKIPS = ("binary", "too-large")
+# Skips that the same bytes will always repeat (`schema.PERMANENT_SKIPS`): their File keeps a marker hash, so the
+# next sync's stat clears them. Other failures (timeout, a dead worker, extract-failed) keep an empty hash and
+# are retried.
 
 
 def skipped_facts(path: str, reason: str) -> FileFacts:
