@@ -615,6 +615,10 @@ _SYMBOL_UPDATABLE = tuple(range(3, len(SYMBOL_COLS)))  # every column but id, re
 _SYMBOL_LINE_COLS = (SYMBOL_COLS.index("startLine"), SYMBOL_COLS.index("endLine"))
 _SYMBOL_LINES = frozenset(_SYMBOL_LINE_COLS)
 _FILE_UPDATABLE = (3, 4, 5, 6, 7, 8, 9)  # every column but id, repoId, path
+_CALL_NAMES = ("from", "to", "line", "resolution", "confidence")
+_IMPORT_NAMES = ("from", "to", "specifier", "line", "resolution", "confidence")
+_CALL_LINE = _CALL_NAMES.index("line")
+_IMPORT_LINE = _IMPORT_NAMES.index("line")
 
 
 def _changed(old: tuple[Any, ...] | None, new: tuple[Any, ...], columns: tuple[int, ...]) -> tuple[int, ...]:
@@ -655,19 +659,27 @@ class Diff:
     create_calls: list[tuple[Any, ...]] = field(default_factory=list)
     # Edges between the same pair whose line, provenance or confidence moved: (new row, the columns that did)
     update_calls: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
-    # Edges whose line alone moved, by (caller id, how far): the callees. A line added above a function moves
-    # all its calls alike: one statement per caller instead of one per edge (`write_diff`).
+    # Edges whose line alone moved, by (file id, how far): their rows. A line added above a function moves all
+    # its calls alike, and one above many functions all of theirs: one statement per file and shift instead of
+    # one per edge (`write_diff`). Only edges the statement's (callers x callees) reaches exactly are here
+    # (`_file_moves`); the rest are by (caller id, how far) in `moved_caller_calls`, one statement per caller.
     moved_calls: dict[tuple[str, int], list[tuple[Any, ...]]] = field(default_factory=dict)
+    moved_caller_calls: dict[tuple[str, int], list[tuple[Any, ...]]] = field(default_factory=dict)
     delete_imports: list[tuple[str, str]] = field(default_factory=list)
     create_imports: list[tuple[Any, ...]] = field(default_factory=list)
     update_imports: list[tuple[tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
+    # Imports whose line alone moved, by (importing file id, how far): one statement per file and shift.
+    moved_imports: dict[tuple[str, int], list[tuple[Any, ...]]] = field(default_factory=dict)
+
+    def moved_edges(self) -> int:
+        return sum(len(v) for d in (self.moved_calls, self.moved_caller_calls, self.moved_imports) for v in d.values())
 
     def rows(self) -> int:
         return (
             len(self.create_files) + len(self.update_files) + len(self.delete_files) + len(self.delete_symbols)
             + sum(len(v[1]) for v in self.create_symbols.values()) + len(self.update_symbols)
             + len(self.delete_calls) + len(self.create_calls) + len(self.update_calls)
-            + sum(len(v) for v in self.moved_calls.values()) + sum(len(v) for v in self.moved_symbols.values())
+            + self.moved_edges() + sum(len(v) for v in self.moved_symbols.values())
             + len(self.delete_imports) + len(self.create_imports) + len(self.update_imports)
         )  # fmt: skip
 
@@ -736,9 +748,12 @@ def compute_diff(
         before = old_res.get(path)
         old_imp, old_calls = edge_rows(repo, before) if before is not None else ([], [])
         new_imp, new_calls = edge_rows(repo, res) if res else ([], [])
+        moved: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
         _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls, diff.update_calls,
-                    diff.moved_calls)  # fmt: skip
-        _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports, diff.update_imports)
+                    moved, _CALL_LINE)  # fmt: skip
+        _file_moves(file_id(repo, path), old_calls, moved, diff.moved_calls, diff.moved_caller_calls)
+        _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports, diff.update_imports,
+                    diff.moved_imports, _IMPORT_LINE)  # fmt: skip
     diff.delete_symbols = sorted(gone_symbols)
     return diff
 
@@ -747,12 +762,12 @@ def _diff_edges(
     old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], gone: set[str],
     deletes: list[tuple[str, str]], creates: list[tuple[Any, ...]],
     updates: list[tuple[tuple[Any, ...], tuple[int, ...]]],
-    moved: dict[tuple[str, int], list[tuple[Any, ...]]] | None = None,
+    moved: dict[tuple[str, int], list[tuple[Any, ...]]], line: int,
 ) -> None:  # fmt: skip
-    """Edge rows (from, to, line, properties...) old vs new, one per pair of ends. A pair in both whose
+    """Edge rows (from, to, ..., properties) old vs new, one per pair of ends. A pair in both whose
     properties moved (a line above the call added or removed) is set in place, not deleted and made again: a
-    delete makes the write checkpoint what came before it first (`Store.checkpoint_before_delete`). With
-    `moved`, a pair whose line alone moved goes there, by (from, how far), instead of `updates`."""
+    delete makes the write checkpoint what came before it first (`Store.checkpoint_before_delete`). A pair whose
+    line (column `line`) alone moved goes to `moved`, by (from, how far), instead of `updates`."""
     old_by = {(r[0], r[1]): r for r in old}
     new_by = {(r[0], r[1]): r for r in new}
     for key in old_by:
@@ -764,10 +779,33 @@ def _diff_edges(
             creates.append(row)
         elif before != row:
             cols = _changed(before, row, tuple(range(2, len(row))))
-            if moved is not None and cols == (2,):  # (column 2 of a call row is its line)
-                moved.setdefault((row[0], row[2] - before[2]), []).append(row)
+            if cols == (line,):
+                moved.setdefault((row[0], row[line] - before[line]), []).append(row)
             else:
                 updates.append((row, cols))
+
+
+def _file_moves(
+    fid: str, old: list[tuple[Any, ...]], moved: dict[tuple[str, int], list[tuple[Any, ...]]],
+    by_file: dict[tuple[str, int], list[tuple[Any, ...]]], by_caller: dict[tuple[str, int], list[tuple[Any, ...]]],
+) -> None:  # fmt: skip
+    """Group one file's moved call edges (`moved`, by caller and shift) by shift, for one statement per file
+    and shift: every edge from the group's callers to the group's callees. That statement is exact only when no
+    other edge of the file (`old`, every edge out of it as last written) joins one of those callers to one of
+    those callees: a caller with such an edge keeps its own statement (`by_caller`)."""
+    shifts: dict[int, list[tuple[str, list[tuple[Any, ...]]]]] = {}
+    for (src, delta), rows in moved.items():
+        shifts.setdefault(delta, []).append((src, rows))
+    for delta, callers in shifts.items():
+        pairs = {(row[0], row[1]) for _src, rows in callers for row in rows}
+        srcs = {src for src, _rows in callers}
+        dsts = {b for _a, b in pairs}
+        crossing = {row[0] for row in old if row[0] in srcs and row[1] in dsts and (row[0], row[1]) not in pairs}
+        for src, rows in callers:
+            if src in crossing:
+                by_caller[(src, delta)] = rows
+            else:
+                by_file.setdefault((fid, delta), []).extend(rows)
 
 
 def _merge_edge(label: str, rel: str, names: Sequence[str], columns: tuple[int, ...]) -> str:
@@ -781,10 +819,6 @@ def _merge_edge(label: str, rel: str, names: Sequence[str], columns: tuple[int, 
     )
 
 
-_CALL_NAMES = ("from", "to", "line", "resolution", "confidence")
-_IMPORT_NAMES = ("from", "to", "specifier", "line", "resolution", "confidence")
-
-
 def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
     """Apply a small batch with plain statements: no COPY, so no checkpoint and no pause for readers."""
     repo = batch.repo_id
@@ -792,6 +826,7 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
     deletes = bool(diff.delete_symbols or diff.delete_files or diff.delete_calls or diff.delete_imports)
     set_symbols = [(row, diff.changed_columns.get(row[0], _SYMBOL_UPDATABLE)) for row in diff.update_symbols]
     set_calls = list(diff.update_calls)
+    set_imports = list(diff.update_imports)
     with conn.transaction(deletes=deletes):
         for sid in diff.delete_symbols:
             conn.execute("MATCH (s:Symbol {id: $id}) DETACH DELETE s", {"id": sid})
@@ -836,14 +871,33 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
             )
             if moved != len(group):
                 set_symbols += [(row, _SYMBOL_LINE_COLS) for row in group]  # (absolute: right whatever moved)
-        for (src, delta), group in diff.moved_calls.items():
+        # Edges by shift: from a file's tree (callers x callees, exact by `_file_moves`), from one caller, from
+        # one importing file. A count short of the group sets each of its rows absolutely, as above.
+        for (fid, delta), group in diff.moved_calls.items():
+            moved = conn.scalar(
+                "MATCH (f:File {id: $f})-[:CONTAINS*1..30]->(a:Symbol)-[e:POSSIBLY_CALLS]->(b:Symbol) "
+                "WHERE a.id IN $srcs AND b.id IN $dsts SET e.line = e.line + $d RETURN count(e)",
+                {"f": fid, "srcs": sorted({row[0] for row in group}), "dsts": sorted({row[1] for row in group}),
+                 "d": delta},
+            )  # fmt: skip
+            if moved != len(group):
+                set_calls += [(row, (_CALL_LINE,)) for row in group]
+        for (src, delta), group in diff.moved_caller_calls.items():
             moved = conn.scalar(
                 "MATCH (a:Symbol {id: $a})-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE b.id IN $dsts "
                 "SET e.line = e.line + $d RETURN count(e)",
                 {"a": src, "dsts": [row[1] for row in group], "d": delta},
             )
             if moved != len(group):
-                set_calls += [(row, (2,)) for row in group]
+                set_calls += [(row, (_CALL_LINE,)) for row in group]
+        for (src, delta), group in diff.moved_imports.items():
+            moved = conn.scalar(
+                "MATCH (a:File {id: $a})-[e:IMPORTS]->(b:File) WHERE b.id IN $dsts "
+                "SET e.line = e.line + $d RETURN count(e)",
+                {"a": src, "dsts": [row[1] for row in group], "d": delta},
+            )
+            if moved != len(group):
+                set_imports += [(row, (_IMPORT_LINE,)) for row in group]
         for row, cols in set_symbols:
             if cols:
                 conn.execute(_set_statement("Symbol", SYMBOL_COLS, cols), {"c0": row[0], **{f"c{i}": row[i] for i in cols}})
@@ -860,13 +914,15 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
                 {"a": row[0], "b": row[1], "spec": row[2], "line": row[3], "res": row[4], "conf": row[5]},
             )
         for label, rel, names, updates in (("Symbol", "POSSIBLY_CALLS", _CALL_NAMES, set_calls),
-                                           ("File", "IMPORTS", _IMPORT_NAMES, diff.update_imports)):  # fmt: skip
+                                           ("File", "IMPORTS", _IMPORT_NAMES, set_imports)):  # fmt: skip
             for row, cols in updates:
                 conn.execute(_merge_edge(label, rel, names, cols), {f"c{i}": v for i, v in enumerate(row)})
     return {
         "files": len(diff.create_files) + len(diff.update_files), "deleted": len(diff.delete_files),
         "symbols": created, "symbolsUpdated": len(diff.update_symbols) + sum(map(len, diff.moved_symbols.values())),
         "symbolsDeleted": len(diff.delete_symbols), "calls": len(diff.create_calls), "callsDeleted": len(diff.delete_calls),
-        "callsUpdated": len(diff.update_calls) + sum(map(len, diff.moved_calls.values())),
-        "imports": len(diff.create_imports), "importsDeleted": len(diff.delete_imports), "diffPath": 1,
+        "callsUpdated": len(diff.update_calls) + sum(map(len, diff.moved_calls.values()))
+        + sum(map(len, diff.moved_caller_calls.values())),
+        "imports": len(diff.create_imports), "importsDeleted": len(diff.delete_imports),
+        "importsUpdated": len(diff.update_imports) + sum(map(len, diff.moved_imports.values())), "diffPath": 1,
     }  # fmt: skip
