@@ -9,9 +9,11 @@ table of `--symbols` rows, bulk-loaded and checkpointed. Then `--cycles` times: 
 value in its own transaction, then CHECKPOINT. It prints and records each checkpoint's milliseconds and the
 file's size after it. Kuzu 0.11.3 writes a string column's node-group chunk again at the checkpoint after a
 SET, with every value the chunk ever held, so the STRING row's checkpoints grow with every cycle; the UUID
-column is updated in place. A last row does the same to a table of five rows (the shape of `Repository`, whose
-`lastBuild` every build sets), `--small-cycles` times, and records its chunk's pages (`storage_info`): the
-dead values are kept there too, so even a tiny table's checkpoint grows with its history of SETs.
+column is updated in place. The last rows do the same to a table of five rows, `--small-cycles` times, and record
+its chunk's pages (`storage_info`): the dead values are kept there too, so even a tiny table's checkpoint grows
+with its history of SETs. Three shapes: `Repository.lastBuild` (a 500-character summary, which every build
+set), the memory journal's position as the Meta string `seq:offset` every memory write set, and that position as
+the two integers of a `Position` row (`--small-only`: these rows alone).
 """
 
 from __future__ import annotations
@@ -79,19 +81,31 @@ def run(kind: str, files: int, symbols: int, cycles: int, work: Path) -> dict[st
             "grewMB": round(sizes[-1] - start_mb, 1)}  # fmt: skip
 
 
-def run_small(cycles: int, work: Path) -> dict[str, Any]:
-    """Five rows, one of them SET to a new 500-character string before each CHECKPOINT."""
+SMALL_SHAPES = {
+    # Repository.lastBuild: a 500-character summary in a table of five rows
+    "summary": ("lastBuild STRING", "SET r.lastBuild = $v", lambda k: {"v": f"{k:08d}" + "y" * 492}),
+    # the memory journal's position as a Meta string ("seq:offset"), as it was until schema `Position`
+    "position string": ("value STRING", "SET r.value = $v", lambda k: {"v": f"{k}:{k * 300}"}),
+    # ... and as the two integers of a `Position` row
+    "position integers": ("seq INT64, byteOffset INT64", "SET r.seq = $s, r.byteOffset = $o",
+                          lambda k: {"s": k, "o": k * 300}),
+}  # fmt: skip
+
+
+def run_small(shape: str, cycles: int, work: Path) -> dict[str, Any]:
+    """Five rows, one of them SET to a new value (`SMALL_SHAPES[shape]`) before each CHECKPOINT."""
+    columns, set_clause, values = SMALL_SHAPES[shape]
     db_dir = work / "small"
     db_dir.mkdir()
     db = kuzu.Database(str(db_dir / "graph.kuzu"))
     conn = kuzu.Connection(db)
-    conn.execute("CREATE NODE TABLE R(id STRING PRIMARY KEY, lastBuild STRING)")
+    conn.execute(f"CREATE NODE TABLE R(id STRING PRIMARY KEY, {columns})")
     for i in range(5):
-        conn.execute("CREATE (:R {id: $i, lastBuild: $b})", {"i": str(i), "b": "x" * 500})
+        conn.execute(f"CREATE (r:R {{id: $i}}) {set_clause}", {"i": str(i), **values(0)})
     conn.execute("CHECKPOINT")
     samples = []
     for k in range(cycles):
-        conn.execute("MATCH (r:R {id: '1'}) SET r.lastBuild = $b", {"b": f"{k:08d}" + "y" * 492})
+        conn.execute(f"MATCH (r:R {{id: '1'}}) {set_clause}", values(k + 1))
         t0 = time.perf_counter()
         conn.execute("CHECKPOINT")
         ms = round((time.perf_counter() - t0) * 1000, 1)
@@ -101,7 +115,7 @@ def run_small(cycles: int, work: Path) -> dict[str, Any]:
     conn.close()
     db.close()
     shutil.rmtree(db_dir, ignore_errors=True)
-    return {"column": "STRING, five rows", "samples": samples}
+    return {"column": f"{shape}, five rows", "samples": samples}
 
 
 def main() -> None:
@@ -111,18 +125,21 @@ def main() -> None:
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--small-cycles", type=int, default=2000)
     ap.add_argument("--out", default="kuzu_string_set")
+    ap.add_argument("--small-only", action="store_true", help="only the five-row tables")
     opts = ap.parse_args()
     rows = []
+    smalls = []
     with tempfile.TemporaryDirectory(prefix="kuzu-string-set-") as tmp:
-        for kind in ("STRING", "UUID"):
+        for kind in () if opts.small_only else ("STRING", "UUID"):
             row = run(kind, opts.files, opts.symbols, opts.cycles, Path(tmp))
             print(f"{kind:6} checkpoint ms first five {row['firstFiveMedianMs']}, last five {row['lastFiveMedianMs']}; "
                   f"file +{row['grewMB']} MB  {row['checkpointMs']}", flush=True)  # fmt: skip
             rows.append(row)
-        small = run_small(opts.small_cycles, Path(tmp))
-        print(f"five rows: {small['samples']}", flush=True)
+        for shape in SMALL_SHAPES:
+            smalls.append(run_small(shape, opts.small_cycles, Path(tmp)))
+            print(f"five rows, {shape}: {smalls[-1]['samples']}", flush=True)
     out = {"files": opts.files, "symbols": opts.symbols, "cycles": opts.cycles, "kuzu": kuzu.__version__,
-           "cpus": os.cpu_count(), "rows": rows, "small": small}  # fmt: skip
+           "cpus": os.cpu_count(), "rows": rows, "small": smalls}  # fmt: skip
     print(write_result(opts.out, out))
 
 

@@ -6,7 +6,8 @@
 
 Rows (printed, and written to bench/results/<out>.json):
 - the cold `index` of the tree: wall, CPU (daemon plus parser processes), files, symbols, calls, the phases, and
-  the daemon's peak RSS (parsers separately) sampled every 0.5 s while it runs;
+  the daemon's peak RSS (parsers separately) sampled every 0.5 s while it runs, and a series every 2 s
+  (`rss_series_during_index`: which phase holds the memory);
 - a small repository's `locate` latency while the big one indexes (another client, every 0.5 s): queries of
   other repositories must not starve;
 - the RSS after the index and after a handful of queries, and the first query's latency;
@@ -56,7 +57,11 @@ def small_repo(work: Path) -> Path:
     return root
 
 
-def sample_while(stop: threading.Event, pid: int, peak: dict[str, float]) -> None:
+def sample_while(stop: threading.Event, pid: int, peak: dict[str, float], series: list[list[float]]) -> None:
+    """Peaks every 0.5 s into `peak`; every 2 s a row of `series`: [seconds since the start, the daemon's RSS,
+    the parsers' RSS, the forked snapshot build's private MB] (which phase of the index holds the memory)."""
+    t0 = time.perf_counter()
+    last = -2.0
     while not stop.is_set():
         try:
             d = mem_mb(pid)
@@ -72,6 +77,10 @@ def sample_while(stop: threading.Event, pid: int, peak: dict[str, float]) -> Non
         peak["forked_private"] = max(peak.get("forked_private", 0.0), float(p["forked_private_mb"]))
         peak["total_rss"] = max(peak.get("total_rss", 0.0),
                                 d.get("rss", 0.0) + float(p["rss_mb"]) + float(p["forked_private_mb"]))
+        now = time.perf_counter() - t0
+        if now - last >= 2.0:
+            last = now
+            series.append([round(now, 1), d.get("rss", 0.0), float(p["rss_mb"]), float(p["forked_private_mb"])])
         stop.wait(0.5)
 
 
@@ -187,7 +196,8 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                 peak: dict[str, float] = {}
                 small_lat: list[float] = []
                 small_err: list[str] = []
-                threads = [threading.Thread(target=sample_while, args=(stop, pid, peak), daemon=True),
+                series: list[list[float]] = []
+                threads = [threading.Thread(target=sample_while, args=(stop, pid, peak, series), daemon=True),
                            threading.Thread(target=probe_small, args=(stop, d, small, small_lat, small_err), daemon=True)]
                 for t in threads:
                     t.start()
@@ -209,6 +219,8 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                     out.setdefault("cold", {"wall_s": round(time.perf_counter() - t0, 1), "interrupted": True,
                                             "cpu_s": round(tree_cpu_s(pid) - cpu0, 1)})
                     out["peak_rss_mb_during_index"] = peak
+                    out["rss_series_during_index"] = {"columns": ["s", "daemon_rss", "parsers_rss", "forked_private"],
+                                                      "rows": series}  # fmt: skip
                     out["small_repo_locate_during_index"] = percentiles(small_lat)
                     out["broke"] += small_err[:5]
                 print(f"cold {out['cold']}\npeak {peak}\nsmall repo during index {out['small_repo_locate_during_index']}",

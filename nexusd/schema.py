@@ -23,6 +23,9 @@ MEMORY_SCHEMA_VERSION = 2
 
 REGISTRY_TABLES = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
+    # Positions set at every write (the memory journal's last applied record): integers, set in place. As a
+    # Meta string, each SET made the next checkpoint write the column's chunk again with every value it had held.
+    "CREATE NODE TABLE IF NOT EXISTS Position(key STRING PRIMARY KEY, seq INT64, byteOffset INT64)",
     """CREATE NODE TABLE IF NOT EXISTS Repository(
         id STRING PRIMARY KEY, root STRING, name STRING, origin STRING, userId STRING,
         graphVersion INT64, indexedAt DOUBLE, indexedRevision STRING, schemaVersion INT64,

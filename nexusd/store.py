@@ -634,7 +634,10 @@ class Store:
         return None if value is None else str(value)
 
     def meta_set(self, key: str, value: str) -> None:
-        self._admin.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        """Set a registry value, unless it already holds it: a SET of a string, even to the value it holds,
+        makes the next checkpoint write the column's chunk again with every value it held."""
+        if self.meta_get(key) != value:
+            self._admin.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
 
     # -- lifecycle ----------------------------------------------------------------------------------
 

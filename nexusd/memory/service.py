@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-META_POSITION = "memory.journal.position"  # "seq:offset" of the last record applied to the graph
+META_POSITION = "memory.journal.position"  # Position row: seq and byte offset of the last record applied to the graph
 REPLAY_BATCH = 500
 USAGE_FLUSH_DELAY_S = 0.2
 # Records whose application deletes nodes or relationships (see store.Conn.transaction(deletes=...)).
@@ -149,8 +149,11 @@ class MemoryService:
         log.info("memory: %d searchable nodes, journal at seq %d", len(self._index), self.journal.last_seq)
 
     def _position(self, conn: Conn) -> tuple[int, int]:
-        value = conn.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": META_POSITION})
-        if not value:
+        rows = conn.rows("MATCH (p:Position {key: $k}) RETURN p.seq, p.byteOffset", {"k": META_POSITION})
+        if rows:
+            return int(rows[0][0]), int(rows[0][1])
+        value = conn.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": META_POSITION})  # (a store before
+        if not value:  # Position: "seq:offset", then never set again)
             return 0, 0
         seq, _, offset = str(value).partition(":")
         return int(seq), int(offset or 0)
@@ -208,7 +211,9 @@ class MemoryService:
         return count
 
     def _set_position(self, conn: Conn, seq: int, offset: int) -> None:
-        conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": META_POSITION, "v": f"{seq}:{offset}"})
+        conn.execute(
+            "MERGE (p:Position {key: $k}) SET p.seq = $s, p.byteOffset = $o", {"k": META_POSITION, "s": seq, "o": offset}
+        )
 
     def _load_index(self, conn: Conn) -> None:
         for label in model.SEARCHABLE:

@@ -87,6 +87,44 @@ def test_schema_changes_keep_memory(daemon: DaemonProcess, repo: Path) -> None:
         assert c.request("status", scope)["memory"]["replayed"] > 0
 
 
+def test_a_store_that_kept_the_journal_position_in_meta_replays_only_what_follows_it(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """The journal's position is a `Position` row of integers (a Meta string before: Kuzu writes a string
+    column's chunk again, with every value it held, at the checkpoint after each SET). A store from before has
+    only the Meta string: it is read, so nothing already applied is replayed, and the next write sets the row."""
+    scope = {"user": "alice", "repo": str(repo)}
+    with daemon.client() as c:
+        register(c, repo, "alice")
+        _write_some(c, scope)
+        before = _memory(c, scope)
+    daemon.stop()
+    from nexusd.store import Store
+
+    key = "memory.journal.position"
+    store = Store(daemon.dirs.db, buffer_pool_mb=64)
+    try:
+        conn = store.connect()
+        [[seq, offset]] = conn.rows("MATCH (p:Position {key: $k}) RETURN p.seq, p.byteOffset", {"k": key})
+        assert seq > 0 and offset > 0
+        conn.execute("MATCH (p:Position) DELETE p")
+        store.meta_set(key, f"{seq}:{offset}")
+    finally:
+        store.close()
+    daemon.start()
+    with daemon.client() as c:
+        assert c.request("status", scope)["memory"]["replayed"] == 0
+        assert _memory(c, scope) == before
+        c.request("remember", {**scope, "text": "written after the upgrade"})
+    daemon.stop()
+    store = Store(daemon.dirs.db, buffer_pool_mb=64)
+    try:
+        [[now]] = store.connect().rows("MATCH (p:Position {key: $k}) RETURN p.seq", {"k": key})
+        assert now > seq
+    finally:
+        store.close()
+
+
 def test_export_import_round_trip(shared_daemon_env: DaemonProcess, repo: Path, tmp_path: Path) -> None:
     daemon = shared_daemon_env
     scope = {"user": "alice", "repo": str(repo)}
