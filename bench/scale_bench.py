@@ -32,6 +32,7 @@ import argparse
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -160,13 +161,27 @@ def database_state(c: Any) -> dict[str, Any]:
     return {"fileMB": round((comp.get("fileBytes") or 0) / 2**20, 1), "checkpointMs": comp.get("checkpointMs")}
 
 
+PROFILE: dict[str, Any] = {}  # --py-spy: {"dir": where the profiles go, "pid": the daemon's}
+
+
 def edit_row(c: Any, out: dict[str, Any], key: str, label: str, run: Callable[[], dict[str, Any]]) -> None:
     """One row of edits: its figures under `key` (what broke, if it did), printed, and the database it left
-    behind (`database_<key>`: the file's size, the last checkpoints)."""
+    behind (`database_<key>`: the file's size, the last checkpoints). With `--py-spy DIR`, the daemon is sampled
+    while the row runs (`DIR/<key>.txt`, py-spy's collapsed stacks; the sampling costs the daemon some time, so
+    such a run's figures are not quoted)."""
+    spy = None
+    if PROFILE:
+        spy = subprocess.Popen(["py-spy", "record", "--pid", str(PROFILE["pid"]), "--rate", "200", "--format", "raw",
+                                "--output", str(Path(PROFILE["dir"]) / f"{key}.txt")], stdout=subprocess.DEVNULL)  # fmt: skip
+        time.sleep(1.0)  # (attached before the first edit)
     try:
         out[key] = run()
     except Exception as exc:  # noqa: BLE001
         out["broke"].append(f"{label}: {exc!r}")
+    finally:
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
     print(f"{label} {out.get(key)}", flush=True)
     out[f"database_{key}"] = database_state(c)
     print(f"database {out[f'database_{key}']}", flush=True)
@@ -189,6 +204,8 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
         with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO"}) as d:  # (slow syncs and snapshot saves are logged)
             assert d.proc is not None
             pid = d.proc.pid
+            if PROFILE:
+                PROFILE["pid"] = pid
             with connect(d.dirs, timeout=3600) as c:
                 c.request("index", {"repo": str(small)}, timeout=600)
                 c.request("locate", {"repo": str(small), "query": "Daemon", "limit": 5}, timeout=600)
@@ -278,7 +295,11 @@ def main() -> None:
     ap.add_argument("--tree", required=True, type=Path, help="an unpacked kernel tree (or any large source tree)")
     ap.add_argument("--edits", type=int, default=10)
     ap.add_argument("--out", default="scale_bench")
+    ap.add_argument("--py-spy", type=Path, help="sample the daemon during each edit row into this folder (py-spy on PATH)")
     opts = ap.parse_args()
+    if opts.py_spy:
+        opts.py_spy.mkdir(parents=True, exist_ok=True)
+        PROFILE["dir"] = str(opts.py_spy.resolve())
     result: dict[str, Any] = {"targets": {"cold_wall_s": 480, "rss_mb": 2560, "noop_ms": 100, "one_file_edit_ms": 300},
                               "cores": os.cpu_count()}
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
