@@ -29,6 +29,7 @@ watcher, one-file edit <= 0.3 s.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import shutil
 import signal
@@ -97,6 +98,11 @@ def probe_small(stop: threading.Event, d: BenchDaemon, root: Path, out: list[flo
             stop.wait(0.5)
 
 
+# When each edit was written (wall clock, as the daemon's log writes it): with NEXUS_SLOW_SYNC_MS=0 every sync is
+# logged when it ends, with its phases, so an edit's time splits into before its sync, the sync, and after it.
+WROTE_AT: list[str] = []
+
+
 def timed_edits(
     target: Path, n: int, gap_s: float, edit: Callable[[bytes, int], bytes], ready: Callable[[int], bool], what: str
 ) -> list[float]:
@@ -107,6 +113,7 @@ def timed_edits(
     try:
         for i in range(n):
             t0 = time.perf_counter()
+            WROTE_AT.append(f"{what} {i} {datetime.datetime.now().strftime('%H:%M:%S.%f')[:-3]}")
             target.write_bytes(edit(original, i))
             while not ready(i):
                 if time.perf_counter() - t0 > 60:
@@ -201,7 +208,8 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="nxscale-"))
     try:
         small = small_repo(work)
-        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO"}) as d:  # (slow syncs and snapshot saves are logged)
+        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO", "NEXUS_SLOW_SYNC_MS": "0"}) as d:  # (every sync and
+            # snapshot save is logged)
             assert d.proc is not None
             pid = d.proc.pid
             if PROFILE:
@@ -284,7 +292,8 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
             if log.exists():  # what the daemon said about slow syncs, snapshot saves and the database
                 keep = ("took long", "snapshot", "checkpoint", "compact", "stopp", "ERROR", "WARNING")
                 out["daemon_log"] = [line[:400] for line in log.read_text(errors="replace").splitlines()
-                                     if any(k in line for k in keep)][-60:]  # fmt: skip
+                                     if any(k in line for k in keep)][-200:]  # fmt: skip
+            out["edits_written_at"] = WROTE_AT
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out

@@ -73,6 +73,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_RECYCLE_QUIET_S", float, 30.0, "Seconds without a client request or a write before the daemon may restart itself in place (NEXUS_RECYCLE_MB).", "daemon"),
     Setting("NEXUS_RECYCLE_AFTER_INDEX_S", float, 5.0, "The same quiet, in seconds, for a daemon that has indexed a repository whole since it started (a first index fragments the most: the standard library's left ~85 MB freed but held; NEXUS_RECYCLE_QUIET_S when that is shorter; with a symbol table of over 10,000 files held, 10x NEXUS_RECYCLE_QUIET_S still).", "daemon"),
     Setting("NEXUS_SETTLE_MS", float, 40.0, "Quiet period after file events before a live sync, in ms.", "daemon"),
+    Setting("NEXUS_SLOW_SYNC_MS", float, 1000.0, "A sync (with its listeners) slower than this is logged at INFO with its phases, in ms (0: every sync).", "daemon"),
     Setting("NEXUS_SNAPSHOT_SAVE_S", float, 30.0, "Seconds without a new batch before a repository's query snapshot is compacted again (in a forked process, which saves it; the daemon reads the file back) and saved beside the graph (0: never saved, compacted in the daemon; a restart then reads the graph).", "daemon"),
     Setting("NEXUS_SNAPSHOT_IDLE_S", float, 0.0, "A repository whose query snapshot no query needed for this long lets it go once it is saved (the next query loads the file again, ~0.06 s for the standard library), in seconds (0, the default for now: never).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),

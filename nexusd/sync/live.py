@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 # A sync slower than this is logged with its phases (what a slow edit -> queryable spent its time on).
-SLOW_SYNC_S = 1.0
+SLOW_SYNC_S = float(config.get("NEXUS_SLOW_SYNC_MS")) / 1000
 
 Progress = Callable[[dict[str, Any]], None]
 # Called on the writer thread after a batch commits: fn(repo, batch, conn), the batch as a value. The query
@@ -318,7 +318,7 @@ class LiveSync:
         if next(self._views_of(repo.id), None) is not None:
             report.views_rebased = self._rebase_views(conn, repo, batch)
         report.seconds["listeners"] = time.perf_counter() - t0
-        if report.seconds.get("total", 0.0) + report.seconds["listeners"] > SLOW_SYNC_S:
+        if report.seconds.get("total", 0.0) + report.seconds["listeners"] >= SLOW_SYNC_S:
             log.info("sync of %s took long: %s, %d parsed, %d re-resolved; seconds %s", repo.root, report.mode,
                      report.parsed, report.affected, {k: round(v, 2) for k, v in report.seconds.items()})  # fmt: skip
         return report
