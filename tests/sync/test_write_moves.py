@@ -51,9 +51,9 @@ def _calls(conn: Any) -> list[list[Any]]:
 
 def test_a_files_moved_calls_go_in_one_statement_that_reaches_only_them(tmp_path: Path) -> None:
     """`_file_moves`: s1 -> s3 moved by 1, s2 -> s3 did not (its line is above the edit), s2 -> s1 moved by 1.
-    The file-wide statement for shift 1 would join s2 to s3 as well, so s2's moves keep a statement of their
-    own; s1's join the file's. Written on a real Kuzu database, only the moved edges move. Imports move by
-    their file and shift too."""
+    The file-wide statement for shift 1 moves every edge of its callers, s2 -> s3 too, so s2's moves keep a
+    statement of their own; s1's, all of its edges, join the file's. Written on a real Kuzu database, only the
+    moved edges move. Imports move by their file and shift too."""
     store = Store(tmp_path / "db.kz")
     try:
         store.ensure_schema()
@@ -86,8 +86,8 @@ def test_a_files_moved_calls_go_in_one_statement_that_reaches_only_them(tmp_path
         assert _calls(conn) == [["s1", "s3", 11], ["s2", "s1", 21], ["s2", "s3", 4]]
         assert conn.rows("MATCH (:File)-[e:IMPORTS]->(:File) RETURN e.line") == [[4]]
         assert (report["callsUpdated"], report["importsUpdated"]) == (2, 1)
-        # A group whose statement reaches fewer edges than it holds (s1 -> s2 is not in the graph) is set row
-        # by row, the missing edge made.
+        # A group whose statement reaches another number of edges than it holds (s1 -> s2 is not in the
+        # graph) is set row by row, the missing edge made.
         diff = Diff()
         diff.moved_calls[("f", 5)] = [("s1", "s3", 16, "x", 1.0), ("s1", "s2", 30, "x", 1.0)]
         write_diff(conn, Batch("r"), diff)
