@@ -257,7 +257,8 @@ class Server:
         self._readers = readers
         self.handled = 0
         self._dirty = False
-        self._active_reads = 0
+        self._running_reads = 0  # read jobs running
+        self._active_reads = 0  # ... of them, those that reached the database (`_admit`)
         self._exclusive = False
         self._gate = threading.Condition()
         store.exclusive = self.exclusive
@@ -501,6 +502,8 @@ class Server:
         writer = jobs is self.write_queue
         if writer:
             self._writer_push = push
+        else:
+            conn.admit = self._admit
         fold = False  # a write that deleted ran, and no checkpoint was tried since (`_fold`)
         try:
             while True:
@@ -519,9 +522,7 @@ class Server:
                     self._dirty = True
                 else:
                     with self._gate:
-                        while self._exclusive:
-                            self._gate.wait()
-                        self._active_reads += 1
+                        self._running_reads += 1
                 try:
                     if job.task is not None:
                         self._run_task(job, conn)
@@ -532,17 +533,31 @@ class Server:
                 finally:
                     if not writer:
                         with self._gate:
-                            self._active_reads -= 1
+                            self._running_reads -= 1
+                            if conn.admitted:
+                                conn.admitted = False
+                                self._active_reads -= 1
                             self._gate.notify_all()
                 fold = writer and self.store.deletes_unfolded
         finally:
             conn.close()
             push.close(0)
 
+    def _admit(self, conn: Conn) -> None:
+        """A read job's first statement (`Conn.admit`): wait while the exclusive window is held, then count the
+        job among the reads of the database until it ends. A job that never reaches the database (an answer
+        from a query snapshot) is not held back: on the Linux kernel's cold write, whose COPYs hold the window
+        for seconds each, a small repository's `locate` waited up to 4.4 s for them."""
+        with self._gate:
+            while self._exclusive:
+                self._gate.wait()
+            self._active_reads += 1
+            conn.admitted = True
+
     @contextmanager
     def exclusive(self, timeout_s: float = 30.0) -> Iterator[None]:
-        """Hold new reads back and wait for running ones, for a COPY or CHECKPOINT (see store.Conn._copy).
-        Reads queue up meanwhile; they are not refused."""
+        """Hold new reads of the database back and wait for running ones, for a COPY or CHECKPOINT (see
+        store.Conn._copy). Reads queue up meanwhile at their first statement (`_admit`); they are not refused."""
         with self._gate:
             self._exclusive = True
             deadline = time.monotonic() + timeout_s
@@ -557,7 +572,7 @@ class Server:
 
     def _reads_waiting(self) -> bool:
         """A query runs or waits: the writer's upkeep (a checkpoint holds reads back) waits for it."""
-        return bool(self._active_reads) or not self.read_queue.empty()
+        return bool(self._running_reads) or not self.read_queue.empty()
 
     def _fold(self, conn: Conn) -> None:
         """Right after a write that deleted (an edit's), its checkpoint, when no query runs or waits. Every

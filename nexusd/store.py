@@ -115,10 +115,20 @@ class Conn:
         self._copied = False
         self._made_table = False  # this transaction made an optional table (`ensure_table`)
         self._prepared: dict[str, Any] = {}
+        # Called before this connection's first statement of a job, when set (a reader of the server: it waits
+        # there while the store's exclusive window is held, `Server._admit`); `admitted` until the job ends. A
+        # job answered without the database (from a query snapshot) is never held back by a COPY or checkpoint.
+        self.admit: Callable[[Conn], None] | None = None
+        self.admitted = False
+
+    def _enter(self) -> None:
+        if self.admit is not None and not self.admitted:
+            self.admit(self)
 
     def _prepare(self, query: str) -> Any:
         import warnings
 
+        self._enter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
@@ -173,6 +183,7 @@ class Conn:
         self._prepared = {}  # statements belong to the connection they were prepared on
 
     def execute(self, query: str, params: dict[str, Any] | None = None) -> Any:
+        self._enter()
         try:
             if params:
                 # Kuzu 0.11.3 leaks ~9 KB per `execute(text, params)` (it prepares anew each time); reusing one
@@ -214,6 +225,7 @@ class Conn:
             return
         if deletes:
             self._store.checkpoint_before_delete(self)
+        self._enter()
         try:
             self._conn.execute("BEGIN TRANSACTION")
         except RuntimeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -121,16 +122,23 @@ if config.get("NEXUS_DEBUG_OPS"):
             time.sleep(0.01)
         return {"slept": args.seconds}
 
+    @dataclass(frozen=True, kw_only=True)
+    class StallArgs(SleepArgs):
+        exclusive: bool = arg(False)
+
     @op(
         "debug.stall",
         lane="write",
         long=True,
-        description="Hold the writer as a long job that reports one phase, then nothing (tests the heartbeat).",
-        args=SleepArgs,
+        description="Hold the writer as a long job that reports one phase, then nothing (tests the heartbeat); "
+        "with `exclusive`, in the store's exclusive window, as a COPY holds it (tests which reads wait for it).",
+        args=StallArgs,
     )
-    def debug_stall(ctx: Ctx, args: SleepArgs) -> dict[str, Any]:
+    def debug_stall(ctx: Ctx, args: StallArgs) -> dict[str, Any]:
         ctx.progress({"phase": "stalling", "message": "then silent"})
-        time.sleep(args.seconds)
+        assert ctx.conn is not None
+        with ctx.conn.store.exclusive() if args.exclusive else contextlib.nullcontext():
+            time.sleep(args.seconds)
         return {"stalled": args.seconds}
 
     @dataclass(frozen=True, kw_only=True)
