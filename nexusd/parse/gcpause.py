@@ -41,15 +41,27 @@ def paused() -> Iterator[None]:
             gc.enable()
 
 
+# A stage of at least this many units freezes what survived it (`Windows`).
+FREEZE_AFTER_UNITS = 1_000
+
+
 class Windows:
     """Collection paused over a stage of many units (files), with one young collection every `every` units:
     what the units allocated is walked once (and any cycle among it freed), instead of the young and middle
     generations being walked again and again as the heap grows. Use as a context manager and call `tick()`
-    once per unit. Full collections wait for the end of the stage, when collection resumes as it was."""
+    once per unit. Collection resumes as it was at the end of the stage.
+
+    A stage of `FREEZE_AFTER_UNITS` units or more first freezes what survived it (`gc.freeze()`: a file's facts,
+    the symbol table, the resolutions, all long-lived), or the first full collection after it walked the whole
+    heap holding the interpreter: on the Linux kernel's cold index 1.7, 2.4 and 6.8 s after its parse, symbol
+    table and resolution stages (py-spy), every query of every repository waiting (a small repository's `locate`
+    up to 4.8 s). Frozen objects are still freed by reference counting; a cycle among them waits for
+    `reclaim` like the rest of the frozen heap (see "cyclic garbage among frozen objects" below)."""
 
     def __init__(self, every: int = 256) -> None:
         self.every = every
         self._count = 0
+        self._units = 0
         self._was_enabled = False
 
     def __enter__(self) -> Windows:
@@ -59,6 +71,7 @@ class Windows:
 
     def tick(self) -> None:
         self._count += 1
+        self._units += 1
         if self._count >= self.every:
             self._count = 0
             if self._was_enabled:
@@ -66,6 +79,8 @@ class Windows:
 
     def __exit__(self, *exc: object) -> None:
         if self._was_enabled:
+            if self._units >= FREEZE_AFTER_UNITS:
+                gc.freeze()
             gc.enable()
 
 
