@@ -416,6 +416,7 @@ class Store:
         self.compactions: dict[str, Any] = {"count": 0, "failed": 0, "tooLarge": 0, "last": None}
         self._open_lock = threading.RLock()
         self._opening = False
+        self._reopening = False  # inside `_reopen` (closed and opened again in the exclusive window)
         self._ready = False
         self._closed = False
         if not lazy:
@@ -427,8 +428,9 @@ class Store:
 
     @property
     def opened(self) -> bool:
-        """The database is open (always, unless built `lazy` and not needed yet)."""
-        return self._ready
+        """The database is open (always, unless built `lazy` and not needed yet). A reopen in the exclusive
+        window counts as open: a read that needs no statement (`status`) runs during it (`Conn.admit`)."""
+        return self._ready or self._reopening
 
     def open(self) -> None:
         """Open the database now, if it is not open yet (idempotent, thread-safe)."""
@@ -945,6 +947,7 @@ class Store:
                 c._discard()  # each opens a fresh Kuzu connection (on the new database) at its next statement
             # (the admin Conn was discarded with the rest and reopens on the new database at its next statement)
             db, self._db = self._db, None
+            self._reopening = True  # (`opened` stays true: reads that need no statement go on meanwhile)
             self._ready = False
             self.forget_tables()
             try:
@@ -970,6 +973,7 @@ class Store:
                 finally:
                     self._opening = False
                 self._ready = True
+                self._reopening = False
                 self.checkpoints_since_open = 0
                 self._reopen_due = False
                 if new is not None:

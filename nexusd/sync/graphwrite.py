@@ -867,32 +867,25 @@ def write_diff(conn: Conn, batch: Batch, diff: Diff) -> dict[str, int]:
             )
             if moved != len(group):
                 set_symbols += [(row, _SYMBOL_LINE_COLS) for row in group]  # (absolute: right whatever moved)
-        # Edges by shift: every edge of a file's callers whose edges all moved alike (`_file_moves`), a caller's
-        # moved edges, an importing file's. A count other than the group's sets each of its rows absolutely.
-        for (fid, delta), group in diff.moved_calls.items():
-            moved = conn.scalar(
-                "MATCH (f:File {id: $f})-[:CONTAINS*1..30]->(a:Symbol)-[e:POSSIBLY_CALLS]->() "
-                "WHERE a.id IN $srcs SET e.line = e.line + $d RETURN count(e)",
-                {"f": fid, "srcs": sorted({row[0] for row in group}), "d": delta},
-            )
-            if moved != len(group):
-                set_calls += [(row, (_CALL_LINE,)) for row in group]
-        for (src, delta), group in diff.moved_caller_calls.items():
-            moved = conn.scalar(
-                "MATCH (a:Symbol {id: $a})-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE b.id IN $dsts "
-                "SET e.line = e.line + $d RETURN count(e)",
-                {"a": src, "dsts": [row[1] for row in group], "d": delta},
-            )
-            if moved != len(group):
-                set_calls += [(row, (_CALL_LINE,)) for row in group]
-        for (src, delta), group in diff.moved_imports.items():
-            moved = conn.scalar(
-                "MATCH (a:File {id: $a})-[e:IMPORTS]->(b:File) WHERE b.id IN $dsts "
-                "SET e.line = e.line + $d RETURN count(e)",
-                {"a": src, "dsts": [row[1] for row in group], "d": delta},
-            )
-            if moved != len(group):
-                set_imports += [(row, (_IMPORT_LINE,)) for row in group]
+        # Edges by shift: every edge of a file's callers whose edges all moved alike (`_file_moves`; the list
+        # names the callers, column 0), a caller's moved edges, an importing file's (the list names the other
+        # ends, column 1). A count other than the group's sets each of its rows absolutely.
+        shifts = (
+            (diff.moved_calls, set_calls, _CALL_LINE, 0,
+             "MATCH (f:File {id: $s})-[:CONTAINS*1..30]->(a:Symbol)-[e:POSSIBLY_CALLS]->() WHERE a.id IN $ids"),
+            (diff.moved_caller_calls, set_calls, _CALL_LINE, 1,
+             "MATCH (a:Symbol {id: $s})-[e:POSSIBLY_CALLS]->(b:Symbol) WHERE b.id IN $ids"),
+            (diff.moved_imports, set_imports, _IMPORT_LINE, 1,
+             "MATCH (a:File {id: $s})-[e:IMPORTS]->(b:File) WHERE b.id IN $ids"),
+        )  # fmt: skip
+        for groups, fallback, line, named, match in shifts:
+            for (src, delta), group in groups.items():
+                moved = conn.scalar(
+                    f"{match} SET e.line = e.line + $d RETURN count(e)",
+                    {"s": src, "ids": sorted({row[named] for row in group}), "d": delta},
+                )
+                if moved != len(group):
+                    fallback += [(row, (line,)) for row in group]
         for row, cols in set_symbols:
             if cols:
                 conn.execute(_set_statement("Symbol", SYMBOL_COLS, cols), {"c0": row[0], **{f"c{i}": row[i] for i in cols}})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nexusd.store import Store
 from tests.helpers import DaemonProcess, lose_database
 from tests.memory.conftest import register
 
@@ -65,15 +66,19 @@ def test_a_lost_database_is_rebuilt_from_the_journal_without_resurrecting_forgot
         assert c.request("handoff.read", scope)["handoff"]["done"] == "found the flake"
 
 
-def test_schema_changes_keep_memory(daemon: DaemonProcess, repo: Path) -> None:
-    scope = {"user": "alice", "repo": str(repo)}
+def _written_then_stopped(daemon: DaemonProcess, repo: Path, scope: dict[str, str]) -> list[dict[str, Any]]:
+    """Some memory written, then the daemon stopped: what memory held."""
     with daemon.client() as c:
         register(c, repo, "alice")
         _write_some(c, scope)
         before = _memory(c, scope)
     daemon.stop()
-    from nexusd.store import Store
+    return before
 
+
+def test_schema_changes_keep_memory(daemon: DaemonProcess, repo: Path) -> None:
+    scope = {"user": "alice", "repo": str(repo)}
+    before = _written_then_stopped(daemon, repo, scope)
     store = Store(daemon.dirs.db, buffer_pool_mb=64)
     try:
         store.meta_set("schema.memory", "0")  # as if an older memory schema were on disk
@@ -94,13 +99,7 @@ def test_a_store_that_kept_the_journal_position_in_meta_replays_only_what_follow
     column's chunk again, with every value it held, at the checkpoint after each SET). A store from before has
     only the Meta string: it is read, so nothing already applied is replayed, and the next write sets the row."""
     scope = {"user": "alice", "repo": str(repo)}
-    with daemon.client() as c:
-        register(c, repo, "alice")
-        _write_some(c, scope)
-        before = _memory(c, scope)
-    daemon.stop()
-    from nexusd.store import Store
-
+    before = _written_then_stopped(daemon, repo, scope)
     key = "memory.journal.position"
     store = Store(daemon.dirs.db, buffer_pool_mb=64)
     try:
