@@ -716,6 +716,7 @@ def compute_diff(
         if facts is None:
             continue
         res = batch.resolutions.get(path)
+        fid = file_id(repo, path)
         if path in batch.changed:
             row = file_row(repo, facts, batch.stats.get(path, FileStat()))
             if path in batch.new_paths:
@@ -740,7 +741,7 @@ def compute_diff(
                 if _SYMBOL_LINES.issuperset(cols):
                     start, end = _SYMBOL_LINE_COLS
                     now, was = new[sid], old[sid]
-                    key = (file_id(repo, path), now[start] - was[start], now[end] - was[end])
+                    key = (fid, now[start] - was[start], now[end] - was[end])
                     diff.moved_symbols.setdefault(key, []).append(now)
                 else:
                     diff.update_symbols.append(new[sid])
@@ -752,7 +753,7 @@ def compute_diff(
         moved: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
         _diff_edges(old_calls, new_calls, gone_symbols, diff.delete_calls, diff.create_calls, diff.update_calls,
                     moved, _CALL_LINE)  # fmt: skip
-        _file_moves(file_id(repo, path), old_calls, moved, diff.moved_calls, diff.moved_caller_calls)
+        _file_moves(fid, old_calls, moved, diff.moved_calls, diff.moved_caller_calls)
         _diff_edges(old_imp, new_imp, set(), diff.delete_imports, diff.create_imports, diff.update_imports,
                     diff.moved_imports, _IMPORT_LINE)  # fmt: skip
     diff.delete_symbols = sorted(gone_symbols)
