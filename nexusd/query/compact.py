@@ -27,12 +27,16 @@ import os
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from ..batch import FileData
+
+    # (group ends, offsets, edge numbers in order): an edge table as `_Edges.grouped` makes it
+    _Grouped = tuple[array[int], array[int], array[int]]
     from .snapshot import Snapshot, Sym
 
 MAGIC = b"NEXUS-SNAPSHOT\n"
@@ -681,25 +685,22 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
     files_t: dict[str, tuple[str, str]] = {}
     for _path, (facts, _res) in files:
         files_t[facts.path] = (file_id(repo_id, facts.path), facts.role or "")
-    by_fid = {fid: path for path, (fid, _) in files_t.items()}
-    by_key: dict[str, int] = {}
-    by_file: dict[str, list[int]] = {}
+    by_file: dict[str, array[int]] = {}
     children: dict[int, list[int]] = {}
-    postings: dict[str, dict[str, array[int]]] = {
-        name: {} for name in ("name_exact", "name_lower", "qname_lower", "name_tokens", "text_tokens")
-    }
+    postings = {name: _Postings() for name in ("name_exact", "name_lower", "qname_lower", "name_tokens", "text_tokens")}
     name_exact, name_lower, qname_lower = postings["name_exact"], postings["name_lower"], postings["qname_lower"]
     name_tokens, text_tokens = postings["name_tokens"], postings["text_tokens"]
     by_tail: dict[str, array[int]] = {}
-    calls: list[tuple[Any, ...]] = []
-    imports: list[tuple[Any, ...]] = []
+    calls = _Edges(n)
+    file_no = {fid: i for i, (fid, _) in enumerate(files_t.values())}  # file id -> its place in `files_t`
+    imports = _Edges(len(file_no))
     key_of: list[str] = []  # slot -> key (the edge order)
     start_of = c_start
     for (_path, (facts, res)), ids in zip(files, file_ids, strict=True):
         path, lang = facts.path, facts.language
         unresolved = res.stored_unresolved() if res is not None else {}
         first: dict[str, str] = {}
-        mine: list[int] = []
+        mine = array("i")
         for sym, sid in zip(facts.symbols, ids, strict=True):
             first.setdefault(sym.qualified_name, sid)
             k = len(c_id)
@@ -722,20 +723,13 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
             c_count.append(len(raw) if raw else 0)
             c_exp.append(1 if sym.exported else 0)
             key_of.append(key)
-            by_key[key] = k
             mine.append(k)
             parts, words = index_tokens(name, qname, path or "", signature, sym.doc[:500] or "")
-            postings_of = (
-                (name_exact, (name,)), (name_lower, (name.lower(),)), (qname_lower, (qname.lower(),)),
-                (name_tokens, parts), (text_tokens, words),
-            )  # fmt: skip
-            for index, tokens in postings_of:
-                for token in tokens:
-                    arr = index.get(token)
-                    if arr is None:
-                        index[token] = array("i", (k,))
-                    else:
-                        arr.append(k)
+            name_exact.add(name, k)
+            name_lower.add(name.lower(), k)
+            qname_lower.add(qname.lower(), k)
+            name_tokens.add_each(parts, k)
+            text_tokens.add_each(words, k)
             if text:
                 for tail, offset in site_tails(text):
                     arr = by_tail.get(tail)
@@ -745,7 +739,11 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
                         arr.append(k)
                         arr.append(offset)
         if mine:
-            by_file.setdefault(path or "", []).extend(mine)
+            got = by_file.get(path or "")
+            if got is None:
+                by_file[path or ""] = mine
+            else:
+                got.extend(mine)
         for sym, sid in zip(facts.symbols, ids, strict=True):
             up = first.get(sym.parent) if sym.parent else None
             if up is not None and up != sid:
@@ -757,51 +755,22 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
                         lst.append(child)
         if res is not None:
             imp, call = edge_rows(repo_id, res)
-            calls += call
+            for a_id, b_id, ln, how, conf in call:
+                calls.add(slot(a_id), slot(b_id), ln or 0, how or "", float(conf if conf is not None else 1.0))
             for a, b, spec, ln, how, conf in imp:
-                if a in by_fid and b in by_fid:
-                    imports.append((by_fid[a], by_fid[b], spec, ln, how, conf))
+                if a in file_no and b in file_no:
+                    imports.add(file_no[a], file_no[b], ln or 0, how or "", float(conf if conf is not None else 1.0),
+                                spec or "")  # fmt: skip
     for lst in children.values():
         lst.sort(key=lambda c: (start_of[c], key_of[c]))
-
-    # edges: one per ordered pair, each end's list ordered by the other end's key, then line (`_add_edges`)
-    calls_out: dict[int, list[tuple[int, float, str, int]]] = {}
-    calls_in: dict[int, list[tuple[int, float, str, int]]] = {}
-    pairs: set[tuple[int, int]] = set()
-    for a_id, b_id, ln, how, conf in calls:
-        a, b = slot(a_id), slot(b_id)
-        if a < 0 or b < 0 or (a, b) in pairs:
-            continue
-        pairs.add((a, b))
-        conf = float(conf if conf is not None else 1.0)
-        how = how or ""
-        ln = ln or 0
-        calls_out.setdefault(a, []).append((b, conf, how, ln))
-        calls_in.setdefault(b, []).append((a, conf, how, ln))
-    del pairs, calls
-    for d in (calls_out, calls_in):
-        for ends in d.values():
-            ends.sort(key=lambda e: (key_of[e[0]], e[3]))
-    imports_out: dict[str, list[tuple[str, str, int, str, float]]] = {}
-    imports_in: dict[str, list[tuple[str, str, int, str, float]]] = {}
-    seen: set[tuple[str, str, int]] = set()
-    for a, b, spec, ln, how, conf in imports:
-        ln = ln or 0
-        if (a, b, ln) in seen:
-            continue
-        seen.add((a, b, ln))
-        conf = float(conf if conf is not None else 1.0)
-        imports_out.setdefault(a, []).append((b, spec or "", ln, how or "", conf))
-        imports_in.setdefault(b, []).append((a, spec or "", ln, how or "", conf))
-    del seen, imports
-    for d2 in (imports_out, imports_in):
-        for lst2 in d2.values():
-            lst2.sort(key=lambda i: (i[0], i[2]))
+    calls_out, calls_in = calls.grouped(_ranks(key_of), per_line=False)
+    paths = list(files_t)
+    imports_out, imports_in = imports.grouped(_ranks(paths), per_line=True)
 
     tables: dict[str, Table] = {}
     keys = array("i", range(n))
     tables["by_id"] = _table(keys, None, {"slot": array("i", range(n))})
-    tables["by_key"] = _table(array("i", (intern[k] for k in by_key)), None, {"slot": array("i", by_key.values())})
+    tables["by_key"] = _by_key(c_key, len(intern.strings))
     tables["files"] = _table(
         array("i", (intern[p] for p in files_t)), None,
         {"fid": array("i", (intern[v[0]] for v in files_t.values())),
@@ -810,49 +779,204 @@ def build(repo_id: str, files: Sequence[tuple[str, FileData]]) -> Frozen:
     for name in ("by_file", "children"):
         off = array("q", [0])
         ids_col = array("i")
-        groups: Iterable[list[int]] = by_file.values() if name == "by_file" else children.values()
+        groups: Iterable[Sequence[int]] = by_file.values() if name == "by_file" else children.values()
         for lst3 in groups:
             ids_col.extend(lst3)
             off.append(len(ids_col))
         gkeys = array("i", (intern[p] for p in by_file)) if name == "by_file" else array("i", children)
         tables[name] = _table(gkeys, off, {"id": ids_col})
-    edge_tables: list[tuple[str, dict[int, list[tuple[int, float, str, int]]]]] = [
-        ("calls_out", calls_out), ("calls_in", calls_in), ("inherits_out", {}), ("inherits_in", {})
-    ]  # (a cold batch's files carry no INHERITS rows: graphwrite writes none from them either)
-    for name, edges in edge_tables:
-        off = array("q", [0])
-        other, confs, how_col, line = array("i"), array("d"), array("i"), array("i")
-        for row in edges.values():
-            for b, conf, how, ln in row:
-                other.append(b)
-                confs.append(conf)
-                how_col.append(intern[how])
-                line.append(ln)
-            off.append(len(other))
-        tables[name] = _table(array("i", edges), off, {"other": other, "conf": confs, "how": how_col, "line": line})
-    for name, imps in (("imports_out", imports_out), ("imports_in", imports_in)):
-        off = array("q", [0])
+    names_of = list(calls.names)
+    for name, (ends, off, order) in (("calls_out", calls_out), ("calls_in", calls_in)):
+        other = calls.b if name == "calls_out" else calls.a
+        tables[name] = _table(ends, off, {
+            "other": array("i", (other[i] for i in order)), "conf": array("d", (calls.conf[i] for i in order)),
+            "how": array("i", (intern[names_of[calls.how[i]]] for i in order)),
+            "line": array("i", (calls.line[i] for i in order)),
+        })  # fmt: skip
+    del calls, calls_out, calls_in
+    # (a cold batch's files carry no INHERITS rows: graphwrite writes none from them either)
+    for name in ("inherits_out", "inherits_in"):
+        tables[name] = _table(array("i"), array("q", [0]),
+                              {"other": array("i"), "conf": array("d"), "how": array("i"), "line": array("i")})  # fmt: skip
+    names_of = list(imports.names)
+    for name, (ends, off, order) in (("imports_out", imports_out), ("imports_in", imports_in)):
+        ends_other = imports.b if name == "imports_out" else imports.a
         other, spec_col, line, how_col, confs = array("i"), array("i"), array("i"), array("i"), array("d")
-        for lst5 in imps.values():
-            for b2, spec, ln, how, conf in lst5:
-                other.append(intern[b2])
-                spec_col.append(intern[spec])
-                line.append(ln)
-                how_col.append(intern[how])
-                confs.append(conf)
-            off.append(len(other))
-        tables[name] = _table(array("i", (intern[p] for p in imps)), off,
+        for i in order:  # (strings numbered in this order, as `freeze` numbers them)
+            other.append(intern[paths[ends_other[i]]])
+            spec_col.append(intern[names_of[imports.spec[i]]])
+            line.append(imports.line[i])
+            how_col.append(intern[names_of[imports.how[i]]])
+            confs.append(imports.conf[i])
+        tables[name] = _table(array("i", (intern[paths[e]] for e in ends)), off,
                               {"other": other, "spec": spec_col, "line": line, "how": how_col, "conf": confs})  # fmt: skip
-    for name, index in (*postings.items(), ("unresolved_by_tail", by_tail)):
-        off = array("q", [0])
-        col = array("i")
-        for arr in index.values():
-            col.extend(arr)
-            off.append(len(col))
-        tables[name] = _table(array("i", (intern[t] for t in index)), off, {"pair" if name == "unresolved_by_tail" else "slot": col})
-    names = array("i", (intern[x] for x in sorted(name_lower)))
+    del imports, imports_out, imports_in
+    for name, index in postings.items():
+        off, col = index.grouped()
+        tables[name] = _table(array("i", (intern[t] for t in index.values)), off, {"slot": col})
+    off = array("q", [0])
+    col = array("i")
+    for arr in by_tail.values():
+        col.extend(arr)
+        off.append(len(col))
+    tables["unresolved_by_tail"] = _table(array("i", (intern[t] for t in by_tail)), off, {"pair": col})
+    names = array("i", (intern[x] for x in sorted(name_lower.values)))
     del postings, name_exact, name_lower, qname_lower, name_tokens, text_tokens, by_tail
     return Frozen(Strings.build(intern.strings), cols, {name: tables[name] for name in TABLES}, names)
+
+
+class _Postings:
+    """A token index while `build` makes it: token -> its values, in the order they came. A token seen once holds
+    its value as an int, and gets an `array` from its second value on: most tokens of a large repository are seen
+    once or twice, and an `array` per token, as before, held the Linux kernel's millions of them at ~90 bytes
+    each in the forked build."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: dict[str, int | array[int]] = {}
+
+    def add(self, token: str, value: int) -> None:
+        got = self.values.get(token)
+        if got is None:
+            self.values[token] = value
+        elif type(got) is int:
+            self.values[token] = array("i", (got, value))
+        else:
+            got.append(value)  # type: ignore[union-attr]
+
+    def add_each(self, tokens: Collection[str], value: int) -> None:
+        """`add` each of `tokens` with the same value."""
+        values = self.values
+        for token in tokens:
+            got = values.get(token)
+            if got is None:
+                values[token] = value
+            elif type(got) is int:
+                values[token] = array("i", (got, value))
+            else:
+                got.append(value)  # type: ignore[union-attr]
+
+    def grouped(self) -> tuple[array[int], array[int]]:
+        """(offsets, the values grouped by token, tokens in the order first seen)."""
+        off = array("q", [0])
+        col = array("i")
+        for got in self.values.values():
+            if type(got) is int:
+                col.append(got)  # type: ignore[arg-type]
+            else:
+                col.extend(got)  # type: ignore[arg-type]
+            off.append(len(col))
+        return off, col
+
+
+def _group(which: array[int], groups: int) -> tuple[array[int], array[int]]:
+    """A counting sort: (offsets, the positions of `which` grouped by their value in 0..groups-1, each group's in
+    their order). Flat arrays throughout: no object per item."""
+    off = array("q", bytes(8 * (groups + 1)))
+    for g, count in Counter(which).items():
+        off[g + 1] = count
+    total = 0
+    for g in range(1, groups + 1):
+        total += off[g]
+        off[g] = total
+    place = array("q", off)
+    order = array("i", bytes(4 * len(which)))
+    for i, g in enumerate(which):
+        at = place[g]
+        order[at] = i
+        place[g] = at + 1
+    return off, order
+
+
+class _Edges:
+    """A `build`'s edges of one kind as they come, in flat arrays (ends as numbers: slots, or files), and
+    `grouped`: by one end, the way `Snapshot.build` orders its dicts. The lists and sets of tuples this replaced
+    held the Linux kernel's 2.6 million call edges three times over in the forked build (~1 GB)."""
+
+    def __init__(self, ends: int) -> None:
+        self.a, self.b, self.line, self.how, self.spec = array("i"), array("i"), array("i"), array("i"), array("i")
+        self.conf = array("d")
+        self.names: dict[str, int] = {}  # resolutions and specifiers -> a number of this build's own
+        self.first_a = array("i", [-1]) * ends  # end -> the first edge that names it (its group's place)
+        self.first_b = array("i", [-1]) * ends
+
+    def _number(self, s: str) -> int:
+        n = self.names.get(s)
+        if n is None:
+            n = self.names[s] = len(self.names)
+        return n
+
+    def add(self, a: int, b: int, line: int, how: str, conf: float, spec: str = "") -> None:
+        if a < 0 or b < 0:
+            return
+        i = len(self.a)
+        self.a.append(a)
+        self.b.append(b)
+        self.line.append(line)
+        self.how.append(self._number(how))
+        self.spec.append(self._number(spec))
+        self.conf.append(conf)
+        if self.first_a[a] < 0:
+            self.first_a[a] = i
+        if self.first_b[b] < 0:
+            self.first_b[b] = i
+
+    def grouped(self, rank: array[int], per_line: bool) -> tuple[_Grouped, _Grouped]:
+        """(by the first end, by the second) as (group ends, offsets, edge numbers in order). The groups come in
+        the order of the edge that first named their end; a group holds the first edge of each other end (and
+        line, `per_line`) in the order of that end's `rank`, then the line, then the order they came."""
+        kept = bytearray(len(self.a))
+        out = self._by(self.a, self.b, self.first_a, rank, kept, per_line, dedupe=True)
+        return out, self._by(self.b, self.a, self.first_b, rank, kept, per_line, dedupe=False)
+
+    def _by(self, this: array[int], other: array[int], first: array[int], rank: array[int], kept: bytearray,
+            per_line: bool, dedupe: bool) -> _Grouped:  # fmt: skip
+        line = self.line
+        off_g, members_of = _group(this, len(first))
+        keys, off, order = array("i"), array("q", [0]), array("i")
+        for g in sorted((s for s in range(len(first)) if first[s] >= 0), key=first.__getitem__):
+            members = members_of[off_g[g] : off_g[g + 1]]
+            if dedupe:  # (the first edge of each other end, or of each other end and line)
+                seen: set[int] = set()
+                group = []
+                for i in members:
+                    key = (other[i] << 32) | line[i] if per_line else other[i]
+                    if key not in seen:
+                        seen.add(key)
+                        group.append(i)
+                        kept[i] = 1
+            else:
+                group = [i for i in members if kept[i]]
+            group.sort(key=lambda i: (rank[other[i]], line[i], i))
+            keys.append(g)
+            order.extend(group)
+            off.append(len(order))
+        return keys, off, order
+
+
+def _ranks(keys: list[str]) -> array[int]:
+    """Each position's string as a number that sorts as the string does (equal strings, equal numbers)."""
+    rank = array("i", bytes(4 * len(keys)))
+    prev: str | None = None
+    r = 0
+    for n, i in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
+        if keys[i] != prev:
+            prev, r = keys[i], n
+        rank[i] = r
+    return rank
+
+
+def _by_key(c_key: array[int], strings: int) -> Table:
+    """The by_key table: each distinct key (string number), first seen first, to the last slot that holds it
+    (what a dict filled slot by slot holds)."""
+    last = array("i", [-1]) * strings
+    order = array("i")
+    for k, key in enumerate(c_key):
+        if last[key] < 0:
+            order.append(key)
+        last[key] = k
+    return _table(order, None, {"slot": array("i", (last[key] for key in order))})
 
 
 def _table(keys: array[int], off: array[int] | None, cols: dict[str, array[Any]]) -> Table:
