@@ -150,7 +150,7 @@ _FLAT: dict[str, tuple[type, attrgetter[Any]]] = {
 }
 
 
-R = TypeVar("R", CallFact, TypeFact)
+R = TypeVar("R")  # CallFact, TypeFact; resolution's CallEdge (resolve/base.py)
 # A blob this long or longer is deflated. A marshal blob of rows starts with a tuple's type code ("(" or ")",
 # maybe with marshal's reference flag), a zlib stream with 0x78 ("x"): the first byte says which one it is.
 _DEFLATE_FROM = 96

@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 from operator import itemgetter
 
-from nexusd.parse.facts import CallFact, SymbolFact
+from nexusd.parse.facts import CallFact, Packed, SymbolFact
 from nexusd.resolve.base import (
     EXTERNAL_MARK,
     MAX_HOPS,
@@ -62,6 +62,7 @@ from nexusd.resolve.base import (
     FileTable,
     LanguageRules,
     RepoIndex,
+    Site,
     Target,
 )
 
@@ -82,6 +83,8 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
     module_id = index.symbol_id(path, module) if module is not None else ""
     ids: dict[str | None, str] = {None: module_id}
     seen: set[tuple[str, str, int]] = set()
+    edges: list[tuple[str, str, int, str, float]] = []  # CallEdge's fields
+    sites: list[tuple[str, str, int, bool]] = []  # Site's fields
     twins = _same_name_scopes(table)
     for call in table.facts.calls:
         same = twins.get(call.caller) if twins and call.caller else None
@@ -104,8 +107,7 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
         if not found:
             if raw:
                 external = raw.startswith(EXTERNAL_MARK)
-                out.unresolved.setdefault(src_id, []).append(raw[len(EXTERNAL_MARK) :] if external else raw)
-                out.sites.setdefault(src_id, []).append((call.line, external))
+                sites.append((src_id, raw[len(EXTERNAL_MARK) :] if external else raw, call.line, external))
             continue
         for dst_path, dst, resolution, confidence in found:
             dst_id = index.symbol_id(dst_path, dst)
@@ -113,7 +115,9 @@ def resolve_calls(index: RepoIndex, rules: LanguageRules, table: FileTable, out:
             if key in seen:
                 continue
             seen.add(key)
-            out.calls.append(CallEdge(src_id, dst_id, call.line, resolution, round(confidence, 3)))
+            edges.append((src_id, dst_id, call.line, resolution, round(confidence, 3)))
+    out.calls = Packed.from_rows(CallEdge, tuple(edges))
+    out.site_rows = Packed.from_rows(Site, tuple(sites))
 
 
 _Found = list[tuple[str, SymbolFact, str, float]]

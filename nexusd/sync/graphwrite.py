@@ -90,7 +90,7 @@ def _symbol_search_text(name: str, qualified_name: str) -> str:
 def graph_unresolved(facts: FileFacts, res: FileResolution | None, ids: list[str]) -> dict[str, list[str]]:
     """The unresolved entries of a file's symbols as the graph stores them (lines relative to each symbol's
     start: `resolve.base.graph_entry`)."""
-    if res is None or not res.unresolved:
+    if res is None or not res.site_rows:
         return {}
     starts: dict[str, int] = {}
     for sym, sid in zip(facts.symbols, ids, strict=True):
