@@ -117,6 +117,44 @@ def test_arrays_made_straight_from_the_files_equal_the_dict_form_frozen(tmp_path
         h.close()
 
 
+def test_arrays_made_straight_group_repeated_edges_as_the_dict_form_does() -> None:
+    """`compact.build` groups its edges and postings in flat arrays (`_Edges`, `_Postings`): repeated pairs (the
+    first kept), an import repeated on one line and made again on another, edges to ids nobody holds, a token
+    seen once and tokens seen often, in the orders the dict form keeps."""
+    from nexusd.parse.facts import FileFacts, SymbolFact, file_id, symbol_id
+    from nexusd.resolve.base import CallEdge, FileResolution, ImportEdge
+
+    def sym(name: str, start: int) -> SymbolFact:
+        return SymbolFact("function", name, name, start, start + 2, signature=f"def {name}(load_data)")
+
+    a = FileFacts("a.py", "python", "source", "h1", 30, [sym("first", 1), sym("load", 5), sym("zeta", 9)])
+    b = FileFacts("b.py", "python", "source", "h2", 30, [sym("alpha", 1), sym("load_b", 5)])
+    ids = {s.name: symbol_id(REPO, f.path, "function", s.name, 0) for f in (a, b) for s in f.symbols}
+    e = CallEdge
+    res_a = FileResolution("a.py", imports=[
+        ImportEdge("a.py", "b.py", "b", 1, "import-bound", 1.0), ImportEdge("a.py", "b.py", "b", 1, "import-bound", 1.0),
+        ImportEdge("a.py", "b.py", "b", 7, "import-bound", 0.9), ImportEdge("a.py", "gone.py", "gone", 2, "x", 1.0),
+    ], calls=[
+        e(ids["zeta"], ids["alpha"], 12, "name-only", 0.5), e(ids["first"], ids["load_b"], 3, "import-bound", 1.0),
+        e(ids["first"], ids["alpha"], 4, "import-bound", 1.0), e(ids["first"], ids["load_b"], 2, "name-only", 0.4),
+        e(ids["load"], "no-such-id", 6, "name-only", 0.3), e(ids["load"], ids["first"], 7, "same-scope", 1.0),
+    ])  # fmt: skip
+    res_b = FileResolution("b.py", imports=[ImportEdge("b.py", "a.py", "a", 1, "import-bound", 1.0)], calls=[
+        e(ids["load_b"], ids["load"], 6, "import-bound", 1.0), e(ids["alpha"], ids["load"], 2, "import-bound", 1.0),
+        e(ids["alpha"], ids["alpha"], 3, "same-scope", 1.0),
+    ])  # fmt: skip
+    files = [("a.py", (a, res_a)), ("b.py", (b, res_b))]
+    assert file_id(REPO, "gone.py")  # (an import to a file outside the batch is left out by both)
+    plain = Snapshot(REPO)
+    plain.build(files, 1)
+    direct = Snapshot(REPO)
+    direct.adopt(compact.build(REPO, files), 1)
+    assert ordered(direct) == ordered(plain)
+    assert dump(direct) == dump(plain)
+    out = dump(direct)["calls_out"]
+    assert len(out) == 5 and sum(len(v) for v in out.values()) == 7  # (the repeated pair once, the dangling none)
+
+
 def test_compact_snapshot_equals_dict_snapshot_through_edits_and_a_file(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     try:
