@@ -300,7 +300,7 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
             print(f"shutdown {out['shutdown_s']} s", flush=True)
             log = d.dirs.state / "nexusd.log"
             if log.exists():  # what the daemon said about slow syncs, snapshot saves and the database
-                keep = ("took long", "snapshot", "checkpoint", "compact", "stopp", "ERROR", "WARNING")
+                keep = ("took long", "snapshot", "checkpoint", "compact", "stopp", "cold write", "ERROR", "WARNING")
                 out["daemon_log"] = [line[:400] for line in log.read_text(errors="replace").splitlines()
                                      if any(k in line for k in keep)][-200:]  # fmt: skip
             out["edits_written_at"] = WROTE_AT
