@@ -32,14 +32,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import write_result  # noqa: E402
+from bench.memory_bench import mem_mb  # noqa: E402
 
 
 def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return mem_mb(os.getpid())["rss"]
 
 
 def _extract(args: tuple[str, str]) -> Any:

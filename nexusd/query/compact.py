@@ -898,8 +898,7 @@ class _Edges:
         self.a, self.b, self.line, self.how, self.spec = array("i"), array("i"), array("i"), array("i"), array("i")
         self.conf = array("d")
         self.names: dict[str, int] = {}  # resolutions and specifiers -> a number of this build's own
-        self.first_a = array("i", [-1]) * ends  # end -> the first edge that names it (its group's place)
-        self.first_b = array("i", [-1]) * ends
+        self.ends = ends
 
     def _number(self, s: str) -> int:
         n = self.names.get(s)
@@ -910,32 +909,31 @@ class _Edges:
     def add(self, a: int, b: int, line: int, how: str, conf: float, spec: str = "") -> None:
         if a < 0 or b < 0:
             return
-        i = len(self.a)
         self.a.append(a)
         self.b.append(b)
         self.line.append(line)
         self.how.append(self._number(how))
         self.spec.append(self._number(spec))
         self.conf.append(conf)
-        if self.first_a[a] < 0:
-            self.first_a[a] = i
-        if self.first_b[b] < 0:
-            self.first_b[b] = i
 
     def grouped(self, rank: array[int], per_line: bool) -> tuple[_Grouped, _Grouped]:
         """(by the first end, by the second) as (group ends, offsets, edge numbers in order). The groups come in
         the order of the edge that first named their end; a group holds the first edge of each other end (and
         line, `per_line`) in the order of that end's `rank`, then the line, then the order they came."""
         kept = bytearray(len(self.a))
-        out = self._by(self.a, self.b, self.first_a, rank, kept, per_line, dedupe=True)
-        return out, self._by(self.b, self.a, self.first_b, rank, kept, per_line, dedupe=False)
+        out = self._by(self.a, self.b, rank, kept, per_line, dedupe=True)
+        return out, self._by(self.b, self.a, rank, kept, per_line, dedupe=False)
 
-    def _by(self, this: array[int], other: array[int], first: array[int], rank: array[int], kept: bytearray,
-            per_line: bool, dedupe: bool) -> _Grouped:  # fmt: skip
+    def _by(self, this: array[int], other: array[int], rank: array[int], kept: bytearray, per_line: bool,
+            dedupe: bool) -> _Grouped:  # fmt: skip
         line = self.line
-        off_g, members_of = _group(this, len(first))
+        off_g, members_of = _group(this, self.ends)
         keys, off, order = array("i"), array("q", [0]), array("i")
-        for g in sorted((s for s in range(len(first)) if first[s] >= 0), key=first.__getitem__):
+        named = bytearray(self.ends)
+        for g in this:  # (the groups in the order of the edge that first names their end)
+            if named[g]:
+                continue
+            named[g] = 1
             members = members_of[off_g[g] : off_g[g + 1]]
             if dedupe:  # (the first edge of each other end, or of each other end and line)
                 seen: set[int] = set()
