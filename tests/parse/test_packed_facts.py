@@ -122,3 +122,24 @@ def test_resolution_over_packed_facts_equals_resolution_over_lists(app: str, tmp
     assert sum(len(t.facts.calls) for t in plain.tables.values()) > 0
     for path in sorted(plain.tables):
         assert packed.resolve_file(path) == plain.resolve_file(path), path
+
+
+def test_intern_facts_shares_line_numbers_across_files_and_keeps_their_values() -> None:
+    """Unpickled facts bring one int object per line number; the engine keeps one per value above 256 (Python
+    caches those below), so two files' symbols on the same lines hold the same objects, with the same values."""
+    import pickle
+
+    from nexusd.sync.indexer import SHARED_LINES_BELOW
+
+    body = b"\n" * 400 + b"def far():\n    return 1\n"
+    a, b = (pickle.loads(pickle.dumps(extract(name, body))) for name in ("a.py", "b.py"))
+    fa, fb = a.symbols[-1], b.symbols[-1]
+    assert (fa.start_line, fa.end_line) == (401, 402) and fa.start_line is not fb.start_line  # private, as decoded
+    intern_facts(a)
+    intern_facts(b)
+    fa, fb = a.symbols[-1], b.symbols[-1]
+    assert (fa.start_line, fa.end_line) == (fb.start_line, fb.end_line) == (401, 402)
+    assert fa.start_line is fb.start_line and fa.end_line is fb.end_line
+    huge = pickle.loads(pickle.dumps(extract("c.py", b"\n" * (SHARED_LINES_BELOW + 5) + b"def g():\n    pass\n")))
+    intern_facts(huge)
+    assert huge.symbols[-1].start_line == SHARED_LINES_BELOW + 6  # beyond the map's bound: kept, not shared
