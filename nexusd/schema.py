@@ -32,6 +32,8 @@ REGISTRY_TABLES = [
         registeredAt DOUBLE, lastBuild STRING, historyCursor STRING)""",
 ]
 
+# Symbol.searchText is no longer written (graphwrite.SYMBOL_COLS): it stays so that a graph written before needs
+# no rebuild, empty in new rows.
 CODE_NODE_TABLES = [
     """CREATE NODE TABLE IF NOT EXISTS File(
         id STRING PRIMARY KEY, repoId STRING, path STRING, hash UUID, language STRING, role STRING,

@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from ..batch import edge_rows
@@ -30,15 +29,17 @@ from ..repos import COLD_WRITE_KEY
 from ..resolve.base import MAX_STORED_SITES, FileResolution
 from ..schema import hash_text, stored_hash
 from ..store import Conn
-from ..textsplit import search_text
 
 log = logging.getLogger(__name__)
 
 FILE_COLS = ("id", "repoId", "path", "hash", "language", "role", "lineCount", "size", "mtimeNs", "diagnostics")
 SYMBOL_COLS = (
     "id", "repoId", "path", "key", "name", "qualifiedName", "kind", "signature", "startLine", "endLine",
-    "doc", "searchText", "contentHash", "exported", "unresolved", "unresolvedCount",
+    "doc", "contentHash", "exported", "unresolved", "unresolvedCount",
 )  # fmt: skip
+# (Symbol.searchText is not written: nothing reads it since identifiers are searched in the query snapshot. Making
+# it cost the kernel's cold write ~9 s, 5.5 s for `drivers/` alone (1.12M symbols), and 25 bytes per symbol to
+# copy. The column stays, empty, so graphs written before need no rebuild.)
 # Relationship tables whose edges may point into a file's symbols from elsewhere; kept across a re-extract.
 INCOMING_RELS = (
     ("POSSIBLY_CALLS", "Symbol", ", r.line, r.resolution, r.confidence"),
@@ -81,13 +82,6 @@ def ids_of(repo_id: str, facts: FileFacts) -> list[str]:
     return [symbol_id(repo_id, path, sym.kind, sym.qualified_name, sym.occurrence) for sym in facts.symbols]
 
 
-@lru_cache(maxsize=65_536)
-def _symbol_search_text(name: str, qualified_name: str) -> str:
-    """`search_text(name, qualified_name)`, cached: names and qualified names recur across a repository's files
-    (C fields and static functions, methods of the same name)."""
-    return search_text(name, qualified_name)
-
-
 def graph_unresolved(facts: FileFacts, res: FileResolution | None, ids: list[str]) -> dict[str, list[str]]:
     """The unresolved entries of a file's symbols as the graph stores them (lines relative to each symbol's
     start: `resolve.base.graph_entry`)."""
@@ -113,7 +107,7 @@ def symbol_rows(
                 sid, repo_id, path,
                 semantic_key(language, sym.kind, path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
-                _doc(sym), _symbol_search_text(sym.name, sym.qualified_name), stored_hash(sym.content_hash), sym.exported,
+                _doc(sym), stored_hash(sym.content_hash), sym.exported,
                 "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip

@@ -837,13 +837,12 @@ class RepoSync:
 
 
 def release_heap(*, collect: bool = True) -> None:
-    """After a big batch: drop the write's cache of search texts (kept for the small batches of edits, which
+    """After a big batch: drop the cache of split words (`textsplit`: kept for the small batches of edits, which
     fill it again with what they touch), collect (when the batch replaced what the graph held: the first
     index of a repository lets nothing go, and a full collection of its heap held the interpreter ~0.6 s of
     the standard library's cold index, py-spy), and hand the C heap's free pages back to the system (glibc `malloc_trim`; nothing
     elsewhere). Measured on the standard library, in-process: 708 -> 541 MB resident right after the cold
     index (ARCHITECTURE.md, "Memory of the code graph")."""
-    graphwrite._symbol_search_text.cache_clear()
     textsplit.clear_cache()
     if collect:
         gcpause.reclaim(force=True)  # (reaches what the snapshot's freeze holds: a table the batch replaced)
