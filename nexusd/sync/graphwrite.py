@@ -27,7 +27,7 @@ from ..parse import gcpause
 from ..parse.facts import FileFacts, SymbolFact, file_id, semantic_key, symbol_id
 from ..repos import COLD_WRITE_KEY
 from ..resolve.base import MAX_STORED_SITES, FileResolution
-from ..schema import hash_text, stored_hash
+from ..schema import hash_text, stored_hash, stored_hash_csv
 from ..store import Conn
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,12 @@ def graph_unresolved(facts: FileFacts, res: FileResolution | None, ids: list[str
 
 
 def symbol_rows(
-    repo_id: str, facts: FileFacts, res: FileResolution | None, ids: list[str] | None = None
+    repo_id: str, facts: FileFacts, res: FileResolution | None, ids: list[str] | None = None, *, for_csv: bool = False
 ) -> list[tuple[Any, ...]]:
+    """A file's Symbol rows in `SYMBOL_COLS` order; `for_csv`: their content hashes as the text a CSV COPY reads
+    (`stored_hash_csv`), else as the UUIDs a statement binds."""
     rows = []
+    hashed = stored_hash_csv if for_csv else stored_hash
     path, language = facts.path, facts.language
     ids = ids or ids_of(repo_id, facts)
     unresolved = graph_unresolved(facts, res, ids)
@@ -107,7 +110,7 @@ def symbol_rows(
                 sid, repo_id, path,
                 semantic_key(language, sym.kind, path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
-                _doc(sym), stored_hash(sym.content_hash), sym.exported,
+                _doc(sym), hashed(sym.content_hash), sym.exported,
                 "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip
@@ -213,7 +216,7 @@ def write_cold(conn: Conn, batch: Batch) -> dict[str, int]:
                     files.add(row)
                     has_file.add((repo_id, row[0]))
                 found = ids[path]
-                for row in symbol_rows(repo_id, facts, res, found):
+                for row in symbol_rows(repo_id, facts, res, found, for_csv=True):
                     if row[0] not in seen_symbols:
                         seen_symbols.add(row[0])
                         symbols.add(row)

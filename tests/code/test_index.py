@@ -95,6 +95,18 @@ def test_a_hash_the_graph_cannot_hold_is_stored_as_none() -> None:
     assert hash_text(None) == ""
 
 
+def test_the_cold_writes_hash_text_is_the_uuid_a_statement_binds() -> None:
+    """The cold write prints content hashes into its CSV itself (`stored_hash_csv`); the text must be what the
+    UUID `stored_hash` makes would print, for every input, and empty where that is None."""
+    from nexusd.schema import stored_hash, stored_hash_csv
+
+    digest = "0123456789abcdef0123456789abcdef"
+    for text in (digest, digest.upper(), "", None, "0" * 32, "xyz", "g" * 32, digest + "00", "skipped:binary",
+                 "0123456789abcdef0123456789abcde ", "+123456789abcdef0123456789abcdef"):  # fmt: skip
+        value = stored_hash(text)
+        assert stored_hash_csv(text) == ("" if value is None else str(value)), text
+
+
 def test_a_binary_file_is_not_read_again_after_a_restart(graph_daemon: DaemonProcess, tmp_path: Path) -> None:
     """A file skipped for good (binary, too large) keeps a marker hash, stored as a UUID like the digests
     (`schema.SKIP_MARKERS`): after a restart the graph's marker still lets a matching stat clear it, so the
