@@ -30,13 +30,11 @@ current graph version and its checksum holds (else the graph is read, as before)
 from __future__ import annotations
 
 import bisect
-import ctypes
 import functools
 import gc
 import logging
 import os
 import re
-import signal
 import threading
 import time
 from array import array
@@ -46,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .. import forked
 from ..batch import CommittedBatch, FileData, call_rows, import_rows
 from ..parse import gcpause
 from ..resolve.base import MAX_STORED_SITES, absolute_sites, parse_unresolved
@@ -859,7 +858,7 @@ class _Prebuild:
         then it is killed, so that nothing it could block on in the forked copy, e.g. a lock another thread held
         at the fork, can hold the writer)."""
         if self.pid:
-            status = _reap(self.pid, PREBUILD_WAIT_S if limit_s is None else limit_s, "prebuild")
+            status = forked.reap(self.pid, PREBUILD_WAIT_S if limit_s is None else limit_s, "query snapshot prebuild")
             self.pid = 0
             assert self.path is not None and self.stamp is not None
             try:
@@ -882,61 +881,17 @@ class _Prebuild:
             threading.Thread(target=self.wait, name="snapshot-pre-reap", daemon=True).start()
 
 
-def _reap(pid: int, limit_s: float, what: str) -> int:
-    """The wait status of forked process `pid`, once it ended; killed if it runs past `limit_s` (so that nothing it
-    could block on in the forked copy, e.g. a lock another thread held at the fork, holds the caller)."""
-    deadline = time.monotonic() + limit_s
-    done, status = os.waitpid(pid, os.WNOHANG)
-    while done == 0 and time.monotonic() < deadline:
-        time.sleep(0.005)
-        done, status = os.waitpid(pid, os.WNOHANG)
-    if done == 0:
-        log.warning("query snapshot %s process %d still running after %.0f s; killed", what, pid, limit_s)
-        os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    return status
-
-
-def _detach_from(parent: int) -> None:
-    """In a forked process: die with `parent` (PR_SET_PDEATHSIG, or at once if it is already gone) and hold none of
-    its descriptors. Otherwise a kill -9 of the daemon during a cold index left this process holding the PID lock
-    and the bound socket until its build ended: the next daemon could not take the lock, while the socket still
-    accepted connections nobody would answer."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-
-
-def _in_child(parent: int, work: Callable[[], object]) -> None:
-    """In a forked process: detach from `parent`, run `work`, exit 0 (1 if it raised). Never returns; runs nothing
-    of the parent's at exit. The parent sees the exit code and does the work itself when it is not 0."""
-    code = 1
-    try:
-        gc.disable()  # (not `_gc_paused`: its lock may have been held by another thread at the fork)
-        _detach_from(parent)
-        work()
-        code = 0
-    except BaseException:  # noqa: BLE001 - (see the exit code)
-        pass
-    finally:
-        os._exit(code)
-
-
 def _build_in_child(
     parent: int, repo_id: str, files: list[tuple[str, FileData]], path: Path, stamp: dict[str, Any]
 ) -> None:
     """In the forked process: build, save, exit."""
-    _in_child(parent, lambda: compact.save(compact.build(repo_id, files), path, stamp, durable=False))
+    forked.in_child(parent, lambda: compact.save(compact.build(repo_id, files), path, stamp, durable=False))
 
 
 def _freeze_in_child(parent: int, snap: Snapshot, path: Path, stamp: dict[str, Any]) -> None:
     """In the forked process: compact `snap` as it was at the fork, save it (durably: the parent renames this very
     file into place), exit."""
-    _in_child(parent, lambda: compact.save(compact.freeze(snap), path, stamp))
+    forked.in_child(parent, lambda: compact.save(compact.freeze(snap), path, stamp))
 
 
 # The longest a compaction in a forked process may take before it is killed (the kernel's took 200 s in process).
@@ -954,7 +909,7 @@ class _FreezeApart:
     def wait(self) -> compact.Frozen | None:
         """The arrays the process saved, read back from its file (None when it failed, or ran past
         `FREEZE_APART_WAIT_S` and was killed; its file is then removed)."""
-        status = _reap(self.pid, FREEZE_APART_WAIT_S, "compaction")
+        status = forked.reap(self.pid, FREEZE_APART_WAIT_S, "query snapshot compaction")
         try:
             if os.waitstatus_to_exitcode(status) == 0:
                 return compact.load_file(self.path, self.stamp)
