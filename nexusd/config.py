@@ -58,6 +58,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_PARSE_TIMEOUT", float, 10.0, "Wall-clock limit for parsing one file, in seconds.", "daemon"),
     Setting("NEXUS_PARSE_IDLE_S", float, 30.0, "Parser workers idle this long exit (down to NEXUS_PARSE_WARM of them); the next batch starts them again.", "daemon"),
     Setting("NEXUS_PARSE_WARM", int, 0, "Parser workers kept warm when idle.", "daemon"),
+    Setting("NEXUS_RESOLVE_APART_FILES", int, 400, "A resolution of at least this many files (a cold index, a project file changed) is shared with a forked copy of the daemon on a second core, when the system has the memory for it (0: never).", "daemon"),
     Setting("NEXUS_MAX_FILES", int, 200_000, "A first index of a tree with more files than this is refused (0: no cap).", "daemon"),
     Setting("NEXUS_COMPACT_MIN_MB", int, 128, "The database file is rebuilt compact (in a child process, while the daemon runs) once it is larger than this, in MB, and NEXUS_COMPACT_RATIO times its live data, unless its live data is more than the buffer pool can export (0: never).", "daemon"),
     Setting("NEXUS_COMPACT_RATIO", float, 4.0, "How many times its live data the database file may grow to before it is rebuilt compact.", "daemon"),

@@ -37,7 +37,7 @@ from ..repos import cold_write_pending
 from ..resolve import registry
 from ..resolve.base import FileResolution, RepoIndex
 from ..store import Conn
-from . import graphwrite
+from . import graphwrite, resolveapart
 from .graphwrite import Batch, FileStat
 from .parsepool import ParseOutcome, ParsePool, ParseTask, inline, skipped_facts
 from .walk import WalkRules
@@ -702,16 +702,13 @@ class RepoSync:
         batch = Batch(self.repo_id, changed=changed, touched=changes.touched, deleted=deleted)
         batch.new_paths = {p for p in changed if p not in known}
         batch.stats = {p: stats[p] for p in changed if p in stats}
-        with gcpause.Windows() as gc_window:
-            for n, path in enumerate(sorted(to_resolve)):
-                if path in self.facts:
-                    batch.resolutions[path] = index.resolve_file(path)
-                    batch.facts[path] = self.facts[path]
-                if n % 200 == 0:
-                    progress({"phase": "resolve", "done": n, "total": len(to_resolve)})
-                if n % MEMO_FILES == MEMO_FILES - 1:
-                    index.release_memo()  # same answers (tests/parse/test_memo_order.py), a bounded memo
-                gc_window.tick()
+        paths = sorted(p for p in to_resolve if p in self.facts)
+        total = len(to_resolve)
+        batch.resolutions.update(
+            resolveapart.resolve_files(index, paths, lambda n: progress({"phase": "resolve", "done": n, "total": total}))
+        )
+        for path in paths:
+            batch.facts[path] = self.facts[path]
         return Plan(batch, to_resolve, old_facts, old_res, diffable)
 
     def write(self, conn: Conn, plan: Plan, index: RepoIndex, cold: bool) -> dict[str, int]:
@@ -847,13 +844,6 @@ def release_heap(*, collect: bool = True) -> None:
     if collect:
         gcpause.reclaim(force=True)  # (reaches what the snapshot's freeze holds: a table the batch replaced)
     gcpause.trim_heap()
-
-
-# A batch's resolution lets its memo go every this many files. The memo (type environments, bindings, include
-# closures) is what a file's resolution derives and the next one may reuse; kept for a whole cold index it grew to
-# ~1.3 KB per symbol (the standard library: 97 MB, the kernel's 1.8M symbols: GBs), the largest part of the
-# index's peak, made among the engine's long-lived objects.
-MEMO_FILES = 512
 
 
 # One int object per line number above 256 (Python caches those below), shared by every symbol of every file that

@@ -1,0 +1,127 @@
+"""A wide resolution shared with a forked copy (`nexusd/sync/resolveapart.py`) gives the resolutions one process
+gives, file for file; a copy that fails leaves its files to this process; and a daemon's cold index through it
+writes the same graph."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from nexusd import config
+from nexusd.parse.extract import extract
+from nexusd.resolve import RepoIndex
+from nexusd.resolve.base import FileResolution
+from nexusd.sync import resolveapart
+from nexusd.sync.walk import WalkRules
+from tests.helpers import DaemonProcess
+
+NAV = Path(__file__).resolve().parent.parent / "fixtures" / "nav"
+APPS = sorted(p.name for p in NAV.iterdir() if p.is_dir())
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def _key(res: FileResolution) -> tuple[object, ...]:
+    return (
+        [(e.dst_path, e.specifier, e.line, e.resolution, e.confidence) for e in res.imports],
+        [tuple(e) for e in res.calls],
+        [tuple(s) for s in res.site_rows],
+    )
+
+
+def _index(root: Path) -> tuple[RepoIndex, list[str]]:
+    paths = sorted(entry.path for entry in WalkRules(str(root), 1 << 20).walk())
+    index = RepoIndex("t", root)
+    for path in paths:
+        index.set_file(extract(path, (root / path).read_bytes()))
+    return index, paths
+
+
+@pytest.fixture
+def apart_from(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    def setting(files: int) -> None:
+        monkeypatch.setenv("NEXUS_RESOLVE_APART_FILES", str(files))
+        config.reload()
+
+    yield setting
+    monkeypatch.delenv("NEXUS_RESOLVE_APART_FILES", raising=False)
+    config.reload()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_files_resolved_apart_are_resolved_as_in_one_process(app: str, apart_from, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    index, paths = _index(NAV / app)
+    apart_from(0)
+    alone = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    index.release_memo()
+    apart_from(2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(resolveapart.os, "fork", counting_fork)
+    shared = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    assert forks, "the resolution was not shared with a forked process"
+    assert list(shared) == paths
+    assert shared == alone
+
+
+def test_the_split_is_two_nonempty_runs_in_order_balanced_by_calls() -> None:
+    index, paths = _index(NAV / APPS[0])
+    mine, theirs = resolveapart.split(index, paths)
+    assert mine and theirs and mine + theirs == paths
+    calls = {p: 1 + len(index.tables[p].facts.calls) for p in paths}
+    first, second = sum(calls[p] for p in mine), sum(calls[p] for p in theirs)
+    assert first >= second - max(calls.values())  # the cut is at the first file that reaches half
+    assert first - calls[mine[-1]] < (first + second) / 2
+
+
+def test_a_forked_process_that_fails_leaves_its_files_to_this_one(apart_from, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    index, paths = _index(NAV / APPS[0])
+    apart_from(0)
+    alone = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    apart_from(2)
+
+    def broken(fd: int, resolutions: object) -> None:
+        raise RuntimeError("the copy fails")  # (runs in the forked process: it exits 1)
+
+    monkeypatch.setattr(resolveapart, "_send", broken)
+    with caplog.at_level(logging.WARNING, logger="nexusd.sync.resolveapart"):
+        got = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    assert got == alone
+    assert "resolving them here" in caplog.text
+
+
+def test_a_cold_index_resolved_apart_writes_the_graph_one_process_writes() -> None:
+    root = NAV / APPS[0]
+    graphs = {}
+    for files in (0, 2):
+        d = DaemonProcess(env={"NEXUS_RESOLVE_APART_FILES": str(files)}).start()
+        try:
+            with d.client() as c:
+                c.request("index", {"repo": str(root)}, timeout=120)
+                graphs[files] = {
+                    what: sorted(map(tuple, c.request("debug.cypher", {"query": query})["rows"]))
+                    for what, query in (
+                        ("calls", "MATCH (a:Symbol)-[e:POSSIBLY_CALLS]->(b:Symbol) "
+                                  "RETURN a.key, b.key, e.line, e.resolution, e.confidence"),
+                        ("imports", "MATCH (a:File)-[e:IMPORTS]->(b:File) "
+                                    "RETURN a.path, b.path, e.specifier, e.line, e.resolution"),
+                        ("unresolved", "MATCH (s:Symbol) RETURN s.key, s.unresolved"),
+                    )
+                }  # fmt: skip
+            log = (d.dirs.state / "nexusd.log").read_text()
+            assert bool(re.search(r"resolved \d+ files here in .* and \d+ apart", log)) == (files == 2)
+        finally:
+            d.cleanup()
+    assert graphs[0]["calls"] and graphs[0]["imports"]
+    assert graphs[2] == graphs[0]
