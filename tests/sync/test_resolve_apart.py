@@ -125,3 +125,28 @@ def test_a_cold_index_resolved_apart_writes_the_graph_one_process_writes() -> No
             d.cleanup()
     assert graphs[0]["calls"] and graphs[0]["imports"]
     assert graphs[2] == graphs[0]
+
+
+def test_the_forked_process_holds_no_descriptor_of_the_daemon_but_its_pipe(tmp_path: Path, apart_from, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """As the snapshot's prebuild: a copy that held the daemon's descriptors would hold its PID lock and socket
+    after a kill -9 (it dies with the daemon besides, PR_SET_PDEATHSIG, `nexusd/forked.py`)."""
+    index, paths = _index(NAV / APPS[0])
+    apart_from(2)
+    held = tmp_path / "held.txt"
+    lock = open(tmp_path / "a-descriptor-the-daemon-holds", "w")  # noqa: SIM115 - (open across the fork)
+    lock_fd = lock.fileno()
+
+    def report(fd: int, resolutions: object) -> None:  # runs in the copy; the parent then resolves them itself
+        fds = sorted(int(name) for name in os.listdir("/proc/self/fd"))
+        held.write_text(" ".join(map(str, fds + [-1, fd])))
+        os.close(fd)
+
+    monkeypatch.setattr(resolveapart, "_send", report)
+    try:
+        got = resolveapart.resolve_files(index, paths)
+    finally:
+        lock.close()
+    assert list(got) == paths  # (resolved here: the copy sent nothing)
+    *fds, _, pipe = map(int, held.read_text().split())
+    assert lock_fd not in fds and pipe in fds
+    assert len(set(fds) - {0, 1, 2, pipe}) <= 1  # (the listing's own descriptor)
