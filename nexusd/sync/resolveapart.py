@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -49,15 +50,31 @@ def resolve_files(index: RepoIndex, paths: list[str], progress: Progress = lambd
         return _resolve(index, paths, progress)
     mine, theirs = split(index, paths)
     parent = os.getpid()
-    read_end, write_end = os.pipe()
     t0 = time.perf_counter()
-    pid = os.fork()
+    try:
+        read_end, write_end = os.pipe()
+    except OSError as exc:  # (out of descriptors)
+        log.warning("resolution not shared (%s): resolving every file here", exc)
+        return _resolve(index, paths, progress)
+    try:
+        pid = os.fork()
+    except OSError as exc:  # (out of memory or processes)
+        os.close(read_end)
+        os.close(write_end)
+        log.warning("resolution not shared (%s): resolving every file here", exc)
+        return _resolve(index, paths, progress)
     if pid == 0:  # the copy: resolve the second run, write it to the pipe, exit
         os.close(read_end)
         forked.in_child(parent, lambda: _send(write_end, _resolve(index, theirs)), keep=(write_end,))
     os.close(write_end)
     received = _Receiver(read_end)
-    out = _resolve(index, mine, progress)
+    try:
+        out = _resolve(index, mine, progress)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)  # (the sync fails: nobody wants the copy's half either)
+        forked.reap(pid, APART_WAIT_S, "resolution")
+        received.join()
+        raise
     here_s = time.perf_counter() - t0
     status = forked.reap(pid, APART_WAIT_S, "resolution")
     data = received.join()

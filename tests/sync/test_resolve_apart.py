@@ -150,3 +150,47 @@ def test_the_forked_process_holds_no_descriptor_of_the_daemon_but_its_pipe(tmp_p
     *fds, _, pipe = map(int, held.read_text().split())
     assert lock_fd not in fds and pipe in fds
     assert len(set(fds) - {0, 1, 2, pipe}) <= 1  # (the listing's own descriptor)
+
+
+def test_a_fork_the_system_refuses_leaves_every_file_to_this_process(apart_from, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    index, paths = _index(NAV / APPS[0])
+    apart_from(0)
+    alone = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    apart_from(2)
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(resolveapart.os, "fork", refused)
+    with caplog.at_level(logging.WARNING, logger="nexusd.sync.resolveapart"):
+        got = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    assert got == alone
+    assert "resolution not shared" in caplog.text
+
+
+def test_a_failure_in_this_process_ends_the_forked_one(apart_from, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The sync fails (its error reaches the client); the copy is killed and reaped, not left running or a zombie."""
+    index, paths = _index(NAV / APPS[0])
+    apart_from(2)
+    forks: list[int] = []
+    real_fork, real_resolve = os.fork, resolveapart._resolve
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    def failing_here(index: RepoIndex, todo: list[str], progress=lambda _n: None):  # type: ignore[no-untyped-def]
+        if os.getpid() == parent:
+            raise RuntimeError("resolution failed")
+        return real_resolve(index, todo, progress)
+
+    parent = os.getpid()
+    monkeypatch.setattr(resolveapart.os, "fork", counting_fork)
+    monkeypatch.setattr(resolveapart, "_resolve", failing_here)
+    with pytest.raises(RuntimeError, match="resolution failed"):
+        resolveapart.resolve_files(index, paths)
+    assert len(forks) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forks[0], os.WNOHANG)  # (reaped already)
