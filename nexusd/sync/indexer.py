@@ -322,8 +322,6 @@ class Changes:
     changed: dict[str, FileFacts] = field(default_factory=dict)  # new or modified content: its facts
     touched: dict[str, FileStat] = field(default_factory=dict)  # same content, new stat
     deleted: set[str] = field(default_factory=set)  # gone, or no longer to be indexed (a secret now)
-    # On a first index, the facts already in the symbol table, taken as they arrived (`parse_changes`)
-    applied: dict[str, FileFacts] = field(default_factory=dict)
 
 
 @dataclass
@@ -549,11 +547,8 @@ class RepoSync:
             return report
 
         t1 = time.perf_counter()
-        # A first index puts each file into a new symbol table as its facts arrive: the table is built while the
-        # parser processes work, not after them on one core (`parse_changes`).
-        early = self._ensure_index(conn, progress, skip=set()) if cold and not known and self.index is None else None
         parsed = self._parse(scan.tasks, lambda p: scan.stats[p].size, progress)
-        changes = self.parse_changes(parsed, scan, known, report, between, early)
+        changes = self.parse_changes(parsed, scan, known, report, between)
         report.seconds["parse"] = time.perf_counter() - t1
         if not changes.changed and not changes.deleted and not changes.touched:
             report.mode = "noop"
@@ -616,12 +611,9 @@ class RepoSync:
         known: dict[str, tuple[str, int, int]],
         report: SyncReport,
         between: Callable[[], Any] = lambda: None,
-        table: RepoIndex | None = None,
     ) -> Changes:
         """Hash + parse outcomes (read, hashed and extracted in the parse pool) -> what this batch changes:
-        new facts, files whose stat changed but content did not, and files that leave the graph. With `table`
-        (a first index's new symbol table), each file's facts go into it as they arrive (`Changes.applied`), in
-        the order `resolve` would have put them there."""
+        new facts, files whose stat changed but content did not, and files that leave the graph."""
         changes = Changes(deleted=set(scan.deleted))
         with gcpause.Windows() as gc_window:
             for n, outcome in enumerate(outcomes):
@@ -629,10 +621,6 @@ class RepoSync:
                     between()
                 gc_window.tick()
                 self._take(outcome, changes, scan, known, report)
-                facts = changes.changed.get(outcome.path) if table is not None else None
-                if table is not None and facts is not None and changes.applied.get(outcome.path) is not facts:
-                    table.set_file(facts)
-                    self.facts[outcome.path] = changes.applied[outcome.path] = facts
         return changes
 
     def _take(
@@ -697,9 +685,8 @@ class RepoSync:
         config_changed = False
         with gcpause.Windows() as gc_window:
             for path, facts in changed.items():
-                if changes.applied.get(path) is not facts:  # (else put there as it arrived: a first index)
-                    names |= index.set_file(facts)
-                    self.facts[path] = facts
+                names |= index.set_file(facts)
+                self.facts[path] = facts
                 config_changed |= posixpath.basename(path) in RepoIndex.CONFIG_NAMES
                 gc_window.tick()
         for path in deleted:

@@ -100,34 +100,6 @@ def test_parse_outcomes_become_changes(tmp_path: Path) -> None:
     assert calls  # the writer got its chance to run quick writes between outcomes
 
 
-def test_a_first_index_puts_each_file_into_the_symbol_table_as_it_arrives(tmp_path: Path) -> None:
-    """The table is built while the parser processes work (`parse_changes(table=...)`); `resolve` then leaves
-    those files as they are, and resolves as a table built after the parse does."""
-    eng = engine(tmp_path)
-    table = RepoIndex(REPO, Path(eng.root))
-    stats = {"a.py": FileStat(1, 1), "b.py": FileStat(1, 1)}
-    in_table_before_the_next: list[bool] = []
-
-    def outcomes():  # type: ignore[no-untyped-def]
-        yield ParseOutcome("a.py", "parsed", facts("a.py", A), "ha")
-        in_table_before_the_next.append("a.py" in table.tables)
-        yield ParseOutcome("b.py", "parsed", facts("b.py", B), "hb")
-
-    changes = eng.parse_changes(outcomes(), Scan(stats, [], set()), {}, SyncReport("cold"), table=table)
-    assert in_table_before_the_next == [True]
-    assert list(changes.applied) == ["a.py", "b.py"] and eng.facts == changes.applied
-    tables = dict(table.tables)
-    plan = eng.resolve(table, changes, stats, {}, cold=True)
-    assert all(table.tables[p] is tables[p] for p in tables), "set into the table again"
-
-    (tmp_path / "after").mkdir()
-    after = engine(tmp_path / "after")
-    index = RepoIndex(REPO, Path(after.root))
-    later = after.resolve(index, Changes(changed=dict(changes.changed)), stats, {}, cold=True)
-    assert plan.batch.resolutions == later.batch.resolutions
-    assert len(plan.batch.resolutions["b.py"].calls) == 1
-
-
 # -- resolve -----------------------------------------------------------------------------------------------
 
 
