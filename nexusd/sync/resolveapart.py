@@ -16,6 +16,7 @@ files itself (logged). See `nexusd/forked.py` for what a forked copy may do.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import pickle
@@ -91,6 +92,8 @@ def resolve_files(index: RepoIndex, paths: list[str], progress: Progress = lambd
     log.info("resolved %d files here in %.2f s and %d apart, %.2f s in all (%d bytes back)", len(mine), here_s,
              len(theirs), time.perf_counter() - t0, len(data))  # fmt: skip
     out.update(got)
+    if len(paths) >= gcpause.FREEZE_AFTER_UNITS and gc.isenabled():
+        gc.freeze()  # (what the copy sent, and this half when it was shorter: as one stage of this size would)
     return out
 
 

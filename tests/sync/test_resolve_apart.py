@@ -194,3 +194,30 @@ def test_a_failure_in_this_process_ends_the_forked_one(apart_from, monkeypatch) 
     assert len(forks) == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(forks[0], os.WNOHANG)  # (reaped already)
+
+
+def test_a_wide_resolution_shared_apart_freezes_what_it_made_as_one_stage_would(tmp_path: Path, apart_from) -> None:  # type: ignore[no-untyped-def]
+    """`gcpause.Windows` freezes what a stage of FREEZE_AFTER_UNITS files or more made (else the first full collection
+    after it walks the whole heap); the copy's half arrives after this process's stage ended, and this half alone may
+    be shorter than that."""
+    import gc
+
+    from nexusd.parse import gcpause
+
+    count = gcpause.FREEZE_AFTER_UNITS + 10
+    index = RepoIndex("t", tmp_path)
+    paths = [f"m{i:04d}.py" for i in range(count)]
+    for i, path in enumerate(paths):
+        index.set_file(extract(path, f"def f{i}():\n    return g{i}()\n".encode()))
+    apart_from(2)
+    was = gc.isenabled()
+    gc.enable()
+    gc.unfreeze()
+    try:
+        got = resolveapart.resolve_files(index, paths)
+        assert len(got) == count
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()
