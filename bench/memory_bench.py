@@ -9,7 +9,9 @@ Rows (each printed, all written to bench/results/memory_bench.json):
 - per corpus (default gen1k; gen5k, gen20k and stdlib on request — heavy, run them one at a time): parse-only
   wall and CPU (tree-sitter alone, one process, as in index_bench.py), the cold `index` wall and CPU (daemon
   plus its parser processes), the first query after the cold index, the daemon's RSS after the index and after
-  a handful of queries (parser processes counted separately), bytes per symbol over the idle daemon, the RSS
+  a handful of queries (parser processes counted separately; read as the daemon goes quiet, which comes before
+  its idle checkpoint and heap trim, and read again 1.5 s after that checkpoint is due), bytes per symbol over the
+  idle daemon, the RSS settled 40 s after the queries, the RSS
   once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once it restarted
   itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and NEXUS_RECYCLE_AFTER_INDEX_S too: nexusd/recycle.py) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
@@ -58,6 +60,7 @@ from nexus_client.launcher import socket_ident  # noqa: E402
 
 from bench.harness import BenchDaemon, write_result  # noqa: E402
 from bench.index_bench import copy_stdlib, generate  # noqa: E402
+from nexusd.server import CHECKPOINT_IDLE_S  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 QUERIES = ["main", "run", "helper", "parse", "Service1"]
@@ -317,6 +320,10 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             daemon = mem_mb(pid)
             out["rss_after_queries"] = {"daemon": daemon, "parsers": parsers(pid)}
             out["bytes_per_symbol"] = round((daemon["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
+            # The reading above comes as the daemon goes quiet, which is before its idle checkpoint (the writer's
+            # upkeep CHECKPOINT_IDLE_S after its last work, then a heap trim): this one follows that checkpoint.
+            time.sleep(max(0.0, queried + CHECKPOINT_IDLE_S + 1.5 - time.monotonic()))
+            out["rss_after_idle_checkpoint"] = mem_mb(pid)
             # Settled: what the daemon holds once its delayed upkeep ran too (the snapshot's save after
             # NEXUS_SNAPSHOT_SAVE_S, the idle checkpoint's reopen of the database after the big write, the
             # heap's trim): the median of ten one-second samples from 40 s after the queries. The reading
@@ -327,7 +334,8 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             )
             print(f"[{name}] cold {cold:.2f}s wall ({out['cold_wall_vs_parse_only']}x), {cpu:.1f} CPU-s "
                   f"({out['cold_cpu_vs_parse_only']}x); first query {first:.3f}s; after queries {out['rss_after_queries']}; "
-                  f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols); settled {out['rss_settled']}, "
+                  f"{out['bytes_per_symbol']} B/symbol ({symbols} symbols); after the idle checkpoint "
+                  f"{out['rss_after_idle_checkpoint']}; settled {out['rss_settled']}, "
                   f"{out['bytes_per_symbol_settled']} B/symbol", flush=True)
             # Idle: the symbol table is let go NEXUS_SYNC_IDLE_S after the index last needed it (LiveSync.release_idle),
             # here RELEASE_S instead of the default 600 s; the snapshot stays for the queries.
