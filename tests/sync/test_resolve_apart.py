@@ -4,6 +4,7 @@ writes the same graph."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -221,3 +222,68 @@ def test_a_wide_resolution_shared_apart_freezes_what_it_made_as_one_stage_would(
         gc.unfreeze()
         if not was:
             gc.disable()
+
+
+def test_the_forked_process_dies_with_a_daemon_killed_mid_resolution(tmp_path: Path) -> None:
+    """A kill -9 of the daemon while the copy resolves must not leave the copy running, holding the PID lock."""
+    import fcntl
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import fcntl, os, sys, time
+from pathlib import Path
+from nexusd import config
+from nexusd.parse.extract import extract
+from nexusd.resolve import RepoIndex
+from nexusd.sync import resolveapart
+lock = open({str(tmp_path / 'pid.lock')!r}, 'w')
+fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.environ["NEXUS_RESOLVE_APART_FILES"] = "2"
+config.reload()
+index = RepoIndex("t", Path({str(tmp_path)!r}))
+for i in range(4):
+    index.set_file(extract(f"m{{i}}.py", b"def f():\\n    return g()\\n"))
+parent, real_resolve, real_fork = os.getpid(), resolveapart._resolve, os.fork
+def resolve(index, paths, progress=lambda _n: None):
+    if os.getpid() != parent:
+        time.sleep(3600)  # the copy: still resolving when the daemon is killed
+    return real_resolve(index, paths, progress)
+def fork():
+    pid = real_fork()
+    if pid:
+        print(pid, flush=True)
+    return pid
+resolveapart._resolve = resolve
+resolveapart.os.fork = fork
+resolveapart.resolve_files(index, [f"m{{i}}.py" for i in range(4)])
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        assert proc.stdout is not None
+        child = int(proc.stdout.readline())
+        time.sleep(0.2)  # (the parent now waits for the copy)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+        def gone() -> bool:
+            try:
+                return Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].startswith("Z")
+            except FileNotFoundError:
+                return True
+
+        deadline = time.monotonic() + 10
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert gone(), "the resolution's copy outlived the daemon"
+        with open(tmp_path / "pid.lock", "w") as lock:  # the next daemon can take the lock
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        proc.kill()
+        proc.wait()
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)  # (when the test failed: no copy left sleeping)
