@@ -29,6 +29,28 @@ def pooled_modules(count: int = 12, name: str = "m", fn: str = "f") -> dict[str,
     return {f"pkg/{name}{i}.py": f"{POOL_PAD}def {fn}{i}():\n    return {i}\n" for i in range(count)}
 
 
+def dies_with_its_parent(parent: subprocess.Popen[str], child: int, lock: Path, timeout: float = 10.0) -> None:
+    """Kill -9 `parent` and assert that its forked process `child` is gone (or a zombie) within `timeout`, and that
+    the flock the parent held on `lock` is free (the next daemon can take it)."""
+    import fcntl
+
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def gone() -> bool:
+        try:
+            return Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].startswith("Z")
+        except FileNotFoundError:
+            return True
+
+    deadline = time.monotonic() + timeout
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert gone(), f"forked process {child} outlived its parent"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.02, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None

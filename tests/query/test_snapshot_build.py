@@ -19,7 +19,7 @@ from nexusd.query.snapshot import FileData, Snapshot, Snapshots
 from nexusd.store import Store
 from nexusd.sync import graphwrite, indexer
 from nexusd.sync.indexer import RepoSync, SyncReport
-from tests.helpers import make_repo
+from tests.helpers import dies_with_its_parent, make_repo
 from tests.query.conftest import FILES
 
 REPO = "r-snapshot-test"
@@ -357,9 +357,7 @@ def test_a_prebuild_process_holds_nothing_of_the_daemon_and_dies_with_it(tmp_pat
     """The forked build keeps none of the parent's descriptors (the PID lock, the bound socket) and is killed
     with its parent: a kill -9 of the daemon mid-index must not leave a process that keeps the next daemon
     from taking the lock while the old socket still accepts connections."""
-    import fcntl
     import os
-    import signal
     import subprocess
     import sys
 
@@ -389,21 +387,7 @@ time.sleep(3600)
                 break
             time.sleep(0.02)
         assert fds <= {0, 1, 2}
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-
-        def gone() -> bool:
-            try:
-                return Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].startswith("Z")
-            except FileNotFoundError:
-                return True
-
-        deadline = time.monotonic() + 10
-        while not gone() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert gone(), "the prebuild process outlived its parent"
-        with open(tmp_path / "pid.lock", "w") as lock:  # the next daemon can take the lock
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        dies_with_its_parent(proc, child, tmp_path / "pid.lock")
     finally:
         proc.kill()
         proc.wait()

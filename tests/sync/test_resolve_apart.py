@@ -18,7 +18,7 @@ from nexusd.resolve import RepoIndex
 from nexusd.resolve.base import FileResolution
 from nexusd.sync import resolveapart
 from nexusd.sync.walk import WalkRules
-from tests.helpers import DaemonProcess
+from tests.helpers import DaemonProcess, dies_with_its_parent
 
 NAV = Path(__file__).resolve().parent.parent / "fixtures" / "nav"
 APPS = sorted(p.name for p in NAV.iterdir() if p.is_dir())
@@ -226,7 +226,6 @@ def test_a_wide_resolution_shared_apart_freezes_what_it_made_as_one_stage_would(
 
 def test_the_forked_process_dies_with_a_daemon_killed_mid_resolution(tmp_path: Path) -> None:
     """A kill -9 of the daemon while the copy resolves must not leave the copy running, holding the PID lock."""
-    import fcntl
     import signal
     import subprocess
     import sys
@@ -266,21 +265,7 @@ resolveapart.resolve_files(index, [f"m{{i}}.py" for i in range(4)])
         assert proc.stdout is not None
         child = int(proc.stdout.readline())
         time.sleep(0.2)  # (the parent now waits for the copy)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-
-        def gone() -> bool:
-            try:
-                return Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].startswith("Z")
-            except FileNotFoundError:
-                return True
-
-        deadline = time.monotonic() + 10
-        while not gone() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert gone(), "the resolution's copy outlived the daemon"
-        with open(tmp_path / "pid.lock", "w") as lock:  # the next daemon can take the lock
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        dies_with_its_parent(proc, child, tmp_path / "pid.lock")
     finally:
         proc.kill()
         proc.wait()
