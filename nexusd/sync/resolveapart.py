@@ -10,7 +10,7 @@ resolutions are the ones one process would make, file for file (`tests/sync/test
 
 The copy shares the table's pages until it touches them: reference counts are written on every read, so it ends up
 holding a private copy of much of what it read. It is not forked when the system has less memory available than
-this process holds. When it fails, is killed at its bound or its pipe does not unpickle, this process resolves its
+this process's anonymous memory (the most the copy can come to hold privately). When it fails, is killed at its bound or its pipe does not unpickle, this process resolves its
 files itself (logged). See `nexusd/forked.py` for what a forked copy may do.
 """
 
@@ -23,11 +23,14 @@ import pickle
 import signal
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import Callable
+from itertools import accumulate
 
 from .. import config, forked
 from ..parse import gcpause
 from ..resolve.base import FileResolution, RepoIndex
+from ..store import anon_rss
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +56,8 @@ def resolve_files(index: RepoIndex, paths: list[str], progress: Progress = lambd
     parent = os.getpid()
     t0 = time.perf_counter()
     try:
-        read_end, write_end = os.pipe()
-    except OSError as exc:  # (out of descriptors)
-        log.warning("resolution not shared (%s): resolving every file here", exc)
-        return _resolve(index, paths, progress)
-    try:
-        pid = os.fork()
-    except OSError as exc:  # (out of memory or processes)
-        os.close(read_end)
-        os.close(write_end)
+        pid, read_end, write_end = _fork_with_pipe()
+    except OSError as exc:  # (out of descriptors, memory or processes)
         log.warning("resolution not shared (%s): resolving every file here", exc)
         return _resolve(index, paths, progress)
     if pid == 0:  # the copy: resolve the second run, write it to the pipe, exit
@@ -98,21 +94,22 @@ def resolve_files(index: RepoIndex, paths: list[str], progress: Progress = lambd
 
 
 def split(index: RepoIndex, paths: list[str]) -> tuple[list[str], list[str]]:
-    """Two runs of `paths` (in order) with about as many calls each; neither empty."""
-    costs = []
-    for path in paths:
-        table = index.tables.get(path)
-        costs.append(1 + (len(table.facts.calls) if table is not None else 0))
-    half = sum(costs) / 2
-    total = 0
-    cut = 1
-    for i, cost in enumerate(costs):
-        total += cost
-        if total >= half:
-            cut = i + 1
-            break
-    cut = min(max(cut, 1), len(paths) - 1)
+    """Two runs of `paths` (in order) with about as many calls each, cut after the file that reaches half;
+    neither empty (`paths` has two or more)."""
+    totals = list(accumulate(1 + len(index.tables[p].facts.calls) if p in index.tables else 1 for p in paths))
+    cut = min(bisect_left(totals, totals[-1] / 2) + 1, len(paths) - 1)
     return paths[:cut], paths[cut:]
+
+
+def _fork_with_pipe() -> tuple[int, int, int]:
+    """(`os.fork()`'s result, the pipe's read end, its write end); raises OSError with no descriptor left open."""
+    read_end, write_end = os.pipe()
+    try:
+        return os.fork(), read_end, write_end
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
 
 
 def _resolve(index: RepoIndex, paths: list[str], progress: Progress = lambda _n: None) -> dict[str, FileResolution]:
@@ -158,12 +155,12 @@ class _Receiver:
 
 
 def _can_fork() -> bool:
-    """A second core, `os.fork`, and more memory available than this process holds (what the copy may come to
-    hold, at most)."""
+    """A second core, `os.fork`, and more memory available than this process's anonymous memory (what the copy
+    may come to hold a private copy of, at most)."""
     if not hasattr(os, "fork") or _cores() < 2:
         return False
-    available = _meminfo_kb("MemAvailable")
-    held = _status_kb("VmRSS")
+    available = _available_bytes()
+    held = anon_rss()
     return available is None or held is None or available > held
 
 
@@ -174,20 +171,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _meminfo_kb(key: str) -> int | None:
-    return _field_kb("/proc/meminfo", key)
-
-
-def _status_kb(key: str) -> int | None:
-    return _field_kb("/proc/self/status", key)
-
-
-def _field_kb(path: str, key: str) -> int | None:
+def _available_bytes() -> int | None:
+    """The system's `MemAvailable` (/proc/meminfo) in bytes, None where there is no such file."""
     try:
-        with open(path) as fh:
+        with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None

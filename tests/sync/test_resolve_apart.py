@@ -53,23 +53,29 @@ def apart_from(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     config.reload()
 
 
-@pytest.mark.parametrize("app", APPS)
-def test_the_files_resolved_apart_are_resolved_as_in_one_process(app: str, apart_from, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    index, paths = _index(NAV / app)
-    apart_from(0)
-    alone = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
-    index.release_memo()
-    apart_from(2)
-    forks: list[int] = []
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the copies `resolve_files` forks (os.fork as it is, counted)."""
+    pids: list[int] = []
     real_fork = os.fork
 
     def counting_fork() -> int:
         pid = real_fork()
         if pid:
-            forks.append(pid)
+            pids.append(pid)
         return pid
 
     monkeypatch.setattr(resolveapart.os, "fork", counting_fork)
+    return pids
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_files_resolved_apart_are_resolved_as_in_one_process(app: str, apart_from, forks) -> None:  # type: ignore[no-untyped-def]
+    index, paths = _index(NAV / app)
+    apart_from(0)
+    alone = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
+    index.release_memo()
+    apart_from(2)
     shared = {p: _key(r) for p, r in resolveapart.resolve_files(index, paths).items()}
     assert forks, "the resolution was not shared with a forked process"
     assert list(shared) == paths
@@ -169,18 +175,11 @@ def test_a_fork_the_system_refuses_leaves_every_file_to_this_process(apart_from,
     assert "resolution not shared" in caplog.text
 
 
-def test_a_failure_in_this_process_ends_the_forked_one(apart_from, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_failure_in_this_process_ends_the_forked_one(apart_from, forks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The sync fails (its error reaches the client); the copy is killed and reaped, not left running or a zombie."""
     index, paths = _index(NAV / APPS[0])
     apart_from(2)
-    forks: list[int] = []
-    real_fork, real_resolve = os.fork, resolveapart._resolve
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
+    real_resolve = resolveapart._resolve
 
     def failing_here(index: RepoIndex, todo: list[str], progress=lambda _n: None):  # type: ignore[no-untyped-def]
         if os.getpid() == parent:
@@ -188,7 +187,6 @@ def test_a_failure_in_this_process_ends_the_forked_one(apart_from, monkeypatch) 
         return real_resolve(index, todo, progress)
 
     parent = os.getpid()
-    monkeypatch.setattr(resolveapart.os, "fork", counting_fork)
     monkeypatch.setattr(resolveapart, "_resolve", failing_here)
     with pytest.raises(RuntimeError, match="resolution failed"):
         resolveapart.resolve_files(index, paths)
