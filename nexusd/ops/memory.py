@@ -302,7 +302,8 @@ def _about(ctx: Ctx, repo: Repo, root: str, path: str | None, ref: str) -> dict[
                   "path": sym.path, "contentHash": "", "startLine": sym.start, "endLine": sym.end}  # fmt: skip
     own = source.symbol_fact(symbol["path"], symbol["id"]) if source is not None else None
     if own is not None:
-        symbol.update(contentHash=own.content_hash, startLine=own.start_line, endLine=own.end_line)
+        fact, digest = own
+        symbol.update(contentHash=digest, startLine=fact.start_line, endLine=fact.end_line)
     return symbol
 
 

@@ -59,7 +59,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from nexusd.parse import grammar
-from nexusd.parse.facts import CallFact, Diagnostic, FileFacts, SymbolFact, TypeFact, content_hash
+from nexusd.parse.facts import (
+    DIGEST_SIZE,
+    CallFact,
+    Diagnostic,
+    FileFacts,
+    SymbolFact,
+    TypeFact,
+    content_digest,
+    content_hash,
+)
 from nexusd.parse.hooks import LanguageHooks, string_value
 from nexusd.parse.languages import LANGUAGES, Language, classify_role, language_for, parsed_language
 
@@ -187,6 +196,7 @@ def extract(path: str, data: bytes, digest: str | None = None) -> FileFacts:
         _redact_symbols(facts)
     except Exception as exc:  # noqa: BLE001 - the crash barrier of parsing: report, never propagate
         facts.symbols.clear()
+        facts.symbol_hashes = b""
         facts.imports.clear()
         facts.calls = []
         facts.diagnostics.append(
@@ -309,6 +319,8 @@ def _extract_into(facts: FileFacts, language: str, data: bytes) -> None:
     facts.symbols.append(_module_symbol(facts, data))
     spans = _build_symbols(facts, hooks, data, defs)
     spans = _drop_rebindings(facts, spans)
+    # (`spans` follow the symbols after the module's one for one, and a definition's own bytes are its hash's)
+    facts.symbol_hashes = b"".join([_file_digest(facts, data), *(content_digest(data[a:b]) for a, b, _ in spans)])
     _attach_calls(facts, calls, spans)
     if types:
         # A name bound to a value (`x = A()`, `const c = new Client()`) is a symbol, but not a scope of the type
@@ -405,6 +417,15 @@ def _role(caps: dict[str, list[Node]]) -> tuple[str, str]:
     return "", next(iter(caps))
 
 
+def _file_digest(facts: FileFacts, data: bytes) -> bytes:
+    """The module symbol's content hash: its file's (`facts.hash`, as the caller gave it or made here)."""
+    try:
+        digest = bytes.fromhex(facts.hash)
+    except ValueError:
+        digest = b""
+    return digest if len(digest) == DIGEST_SIZE else content_digest(data)
+
+
 def _module_symbol(facts: FileFacts, data: bytes) -> SymbolFact:
     stem = posixpath.splitext(posixpath.basename(facts.path))[0]
     if stem in {"__init__", "index"}:
@@ -415,7 +436,6 @@ def _module_symbol(facts: FileFacts, data: bytes) -> SymbolFact:
         qualified_name=MODULE_QN,
         start_line=1,
         end_line=max(1, facts.line_count),
-        content_hash=facts.hash,
     )
 
 
@@ -452,7 +472,6 @@ def _build_symbols(
                 tuple(hooks.value_bases(node)) if kind in _VALUE_KINDS else ()
             ),
             exported=hooks.exported(node, d.name) and (parent is None or parent.exported),
-            content_hash=content_hash(data[d.start : d.end]),
             occurrence=occurrence,
         )
         if has_scopes:

@@ -114,7 +114,7 @@ def show_symbol(req: Req, sym: Sym, *, limit: int, with_snippet: bool) -> dict[s
     extra = {**row[0], "contentHash": hash_text(row[0]["contentHash"])} if row else {}
     own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
     if own is not None:  # a symbol of the view's overlay: its doc and hash are the view's (the graph's are not)
-        extra = {"doc": own.doc[:500], "contentHash": own.content_hash}
+        extra = {"doc": own.fact.doc[:500], "contentHash": own.content_hash}
     node: dict[str, Any] = {
         **sym.ref(),
         "qualifiedName": sym.qname,
@@ -748,7 +748,7 @@ def context(req: Req, sym: Sym, *, depth: int, budget: int, confidence: float | 
 def show_head(req: Req, sym: Sym) -> dict[str, Any]:
     own = req.source.symbol_fact(sym.path, sym.id) if req.source is not None else None
     if own is not None:
-        doc = own.doc[:500]
+        doc = own.fact.doc[:500]
     else:
         doc = req.conn.scalar("MATCH (s:Symbol {id: $id}) RETURN s.doc", {"id": sym.id}) or ""
     return {**sym.ref(), "qualifiedName": sym.qname, "signature": sym.signature, "endLine": sym.end, "doc": doc}

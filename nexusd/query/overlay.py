@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..batch import FileData
 from ..parse.facts import FileFacts, SymbolFact, symbol_id
@@ -110,6 +110,13 @@ def overlay_counts(view: Snapshot) -> dict[str, int]:
     return {"entries": entries, "symbols": len(slots.extra) if isinstance(slots, Slots) else 0}
 
 
+class OwnSymbol(NamedTuple):
+    """A symbol of a view's own version of a file, with its content hash there (`ViewSource.symbol_fact`)."""
+
+    fact: SymbolFact
+    content_hash: str
+
+
 @dataclass(frozen=True)
 class ViewSource:
     """What a view's answers read beside its snapshot: the worktree's own files (snippets are its bytes, checked
@@ -126,13 +133,14 @@ class ViewSource:
         data = self.files.get(path)
         return data[0] if data is not None else None
 
-    def symbol_fact(self, path: str, sym_id: str) -> SymbolFact | None:
+    def symbol_fact(self, path: str, sym_id: str) -> OwnSymbol | None:
+        """The view's symbol `sym_id` of `path` with its content hash, or None when the view has no such one."""
         facts = self.file_facts(path)
         if facts is None:
             return None
-        for sym in facts.symbols:
+        for i, sym in enumerate(facts.symbols):
             if symbol_id(self.repo_id, path, sym.kind, sym.qualified_name, sym.occurrence) == sym_id:
-                return sym
+                return OwnSymbol(sym, facts.symbol_hash(i))
         return None
 
 
@@ -236,9 +244,9 @@ class ViewSnapshots:
             held = [(root, files) for (rid, root), (_serial, files) in sorted(self._overlays.items()) if rid == repo_id]
         out = []
         for root, files in held:
-            sym = ViewSource(repo_id, root, files).symbol_fact(path, sym_id)
-            if sym is not None:
-                out.append((root, sym.content_hash))
+            own = ViewSource(repo_id, root, files).symbol_fact(path, sym_id)
+            if own is not None:
+                out.append((root, own.content_hash))
         return out
 
     def status(self, conn: Conn, repo: Repo, root: str, counts: dict[str, Any],

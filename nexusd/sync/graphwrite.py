@@ -103,14 +103,15 @@ def symbol_rows(
     path, language = facts.path, facts.language
     ids = ids or ids_of(repo_id, facts)
     unresolved = graph_unresolved(facts, res, ids)
-    for sym, sid in zip(facts.symbols, ids, strict=True):
+    hash_of = facts.symbol_hash
+    for i, (sym, sid) in enumerate(zip(facts.symbols, ids, strict=True)):
         raw = unresolved.get(sid, ())
         rows.append(
             (
                 sid, repo_id, path,
                 semantic_key(language, sym.kind, path, sym.qualified_name, sym.occurrence),
                 sym.name, sym.qualified_name, sym.kind, sym.signature[:300], sym.start_line, sym.end_line,
-                _doc(sym), hashed(sym.content_hash), sym.exported,
+                _doc(sym), hashed(hash_of(i)), sym.exported,
                 "\n".join(raw[:MAX_STORED_SITES]), len(raw),
             )
         )  # fmt: skip

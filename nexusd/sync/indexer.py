@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 # Bump when extraction output changes shape or meaning: cached facts from older versions are ignored.
-FACTS_CACHE_VERSION = 9  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263; 5: JSON packs, not pickle; 6: callback parameters typed by the callee (TS), value rebindings of a def are not symbols; 7: `copy.copy(v)` typed as v, computed-key object members, TS generic call signatures parsed; 8: TS interface method signatures are symbols; 9: TS generic call signatures with `<` alone on its line, top-level TS/JS values with a conditional initialiser, block scopes of TS/JS bindings
+FACTS_CACHE_VERSION = 10  # 2: redacted signatures and docs; 3: type facts; 4: overload/property_function/constant/variable kinds, decorator calls, PEP 263; 5: JSON packs, not pickle; 6: callback parameters typed by the callee (TS), value rebindings of a def are not symbols; 7: `copy.copy(v)` typed as v, computed-key object members, TS generic call signatures parsed; 8: TS interface method signatures are symbols; 9: TS generic call signatures with `<` alone on its line, top-level TS/JS values with a conditional initialiser, block scopes of TS/JS bindings; 10: content hashes per file (`FileFacts.symbol_hashes`), not per symbol
 INLINE_MAX_FILES = 8
 # A batch of small files parses inline too, when its bytes are few: starting the pool's processes and building
 # their parsers costs ~0.3 s, more than parsing a megabyte of source here (1,020 small generated files, 0.5 MB:

@@ -74,7 +74,8 @@ def test_content_hashes_are_fixed_width_in_the_graph_and_hex_everywhere_else(g: 
     util = g.repo / "pkg/util.py"
     data = util.read_bytes()
     assert g.q("MATCH (f:File {path: 'pkg/util.py'}) RETURN f.hash") == [[content_hash(data)]]
-    want = {s.qualified_name: s.content_hash for s in extract("pkg/util.py", data).symbols}
+    facts = extract("pkg/util.py", data)
+    want = {s.qualified_name: facts.symbol_hash(i) for i, s in enumerate(facts.symbols)}
     got = dict(g.q("MATCH (s:Symbol) WHERE s.path = 'pkg/util.py' RETURN s.qualifiedName, s.contentHash"))
     assert got == want
     shown = g.c.request("show", {"repo": str(g.repo), "path": "pkg/util.py"})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nexusd.parse.extract import extract, supported_languages
-from nexusd.parse.facts import FileFacts
+from nexusd.parse.facts import FileFacts, content_hash
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(
@@ -54,7 +54,12 @@ def test_python_details() -> None:
     assert by_qn[("Thing.run", 1)].occurrence == 1  # redefinition counted, not merged
     assert by_qn[("Thing.run.inner", 0)].parent == "Thing.run"
     assert facts.symbols[0].qualified_name == "<module>" and facts.symbols[0].kind == "module"
-    assert all(s.content_hash for s in facts.symbols)
+    # Each symbol's content hash is its own text's; the module symbol's is the file's.
+    lines = (FIXTURES / "python" / "basics.py").read_bytes().split(b"\n")
+    hashes = {s.qualified_name: facts.symbol_hash(i) for i, s in enumerate(facts.symbols) if s.occurrence == 0}
+    assert hashes["<module>"] == facts.hash
+    assert hashes["top"] == content_hash(b"\n".join(lines[top.start_line - 1 : top.end_line]))
+    assert len(facts.symbol_hashes) == 16 * len(facts.symbols) and len(set(hashes.values())) == len(hashes)
 
 
 def test_ecmascript_details() -> None:

@@ -44,13 +44,22 @@ def test_facts_round_trip_through_the_plain_encoding() -> None:
      (7, "abcdef"),  # a row not an array
      (8, ["var", None, "x", 7]),  # a type fact's expression not a string
      (8, ["var", 1, "x", "?"]),  # its scope not a string
-     (5, ["function", "f", "f", "1", 2, "", "", None, [], True, "h", 0, 0, 0]),  # a symbol's line a string
-     (5, ["class", "C", "C", 1, 2, "", "", None, [3], True, "h", 0, 0, 0]),  # a base not a string
-     (5, ["function", "f", "f", 1, 2, "", "", None, [], 1, "h", 0, 0, 0])],  # `exported` not a boolean
+     (5, ["function", "f", "f", "1", 2, "", "", None, [], True, 0, 0, 0]),  # a symbol's line a string
+     (5, ["class", "C", "C", 1, 2, "", "", None, [3], True, 0, 0, 0]),  # a base not a string
+     (5, ["function", "f", "f", 1, 2, "", "", None, [], 1, 0, 0, 0])],  # `exported` not a boolean
 )  # fmt: skip
 def test_a_forged_row_in_the_plain_encoding_is_refused(field: int, row: object) -> None:
     plain = json.loads(json.dumps(facts_to_plain(extract("pkg/m.py", module_source(3, 1).encode()))))
     plain[field] = [*plain[field], row]
+    with pytest.raises(ValueError, match="not a facts record"):
+        facts_from_plain(plain)
+
+
+@pytest.mark.parametrize("hashes", ["zz", "00" * 15, 3])  # not hex; not 16 bytes a symbol; not a string
+def test_forged_symbol_hashes_in_the_plain_encoding_are_refused(hashes: object) -> None:
+    plain = json.loads(json.dumps(facts_to_plain(extract("pkg/m.py", module_source(3, 1).encode()))))
+    assert len(plain[11]) == 32 * len(plain[5])  # (each symbol's own hash, as hex)
+    plain[11] = hashes
     with pytest.raises(ValueError, match="not a facts record"):
         facts_from_plain(plain)
 
