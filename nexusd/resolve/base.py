@@ -266,6 +266,7 @@ class FileTable:
         return self._local_imports
 
 
+REF_TUPLE_MAX = 16  # `RepoIndex.referencers`: a name referenced by more files holds them in a set
 MAX_HOPS = 8  # re-export chains and base-class walks are bounded: cycles exist in real code
 TYPE_CLOSURE_MAX = 2000  # names a change may reach through type dependencies (typedeps.py)
 
@@ -326,13 +327,15 @@ class RepoIndex:
         self.tables: dict[str, FileTable] = {}
         self.paths: set[str] = set()
         self.dirs: set[str] = set()  # every directory holding an indexed file (for package lookups)
-        # name -> (path, symbol) of every function/method/class of that name, in the order they were indexed
-        # (name-only fallback). A list of pairs, not a dict of lists by path: most names have one definition
-        # (the standard library: 38,600 of 42,700), and the two containers per name were ~7 MB of its table.
-        self.definers: dict[str, list[tuple[str, SymbolFact]]] = {}
+        # name -> path, symbol, path, symbol... of every function/method/class of that name, flat, in the order
+        # they were indexed (name-only fallback; `definers_of` reads them as pairs). Flat, not a list of pairs nor
+        # a dict of lists by path: most names have one definition (the standard library: 38,600 of 42,700), and
+        # a pair tuple per definition was ~4 MB of its table, the two containers per name ~7 MB before that.
+        self.definers: dict[str, list[str | SymbolFact]] = {}
         # name -> the file(s) referencing it (change impact): the path itself when one file does (17,800 of the
-        # standard library's 26,100 names: a set each was ~3.8 MB), else a set of them.
-        self.referencers: dict[str, str | set[str]] = {}
+        # standard library's 26,100 names: a set each was ~3.8 MB), a tuple of paths up to REF_TUPLE_MAX files
+        # (a set is 216 bytes for 2-4 members and 728 for 5-18, a tuple 40 + 8 a path), a set beyond.
+        self.referencers: dict[str, str | tuple[str, ...] | set[str]] = {}
         # Type dependencies (typedeps.py): mentioned name -> typed name -> how many files say so.
         self.type_users: dict[str, dict[str, int]] = defaultdict(dict)
         # What a file was indexed under is not kept: `_unindex` derives it again from the facts its table still
@@ -379,20 +382,24 @@ class RepoIndex:
         definers = self.definers
         for sym in facts.symbols:
             if sym.kind in {"function", "method", "class"}:
-                pairs = definers.get(sym.name)
-                if pairs is None:
-                    definers[sym.name] = [(path, sym)]
+                flat = definers.get(sym.name)
+                if flat is None:
+                    definers[sym.name] = [path, sym]
                 else:
-                    pairs.append((path, sym))
+                    flat += (path, sym)
         referencers = self.referencers
         for name in derived[1]:
             held = referencers.get(name)
             if held is None:
                 referencers[name] = path
-            elif isinstance(held, set):
-                held.add(path)
-            elif held != path:
-                referencers[name] = {held, path}
+            elif type(held) is str:
+                if held != path:
+                    referencers[name] = (held, path)
+            elif type(held) is tuple:
+                if path not in held:
+                    referencers[name] = held + (path,) if len(held) < REF_TUPLE_MAX else {*held, path}
+            else:
+                held.add(path)  # type: ignore[union-attr]
         for mentioned, typed in derived[2]:
             users = self.type_users[mentioned]
             users[typed] = users.get(typed, 0) + 1
@@ -425,10 +432,10 @@ class RepoIndex:
         out: set[str] = set()
         for name in names:
             held = self.referencers.get(name)
-            if isinstance(held, str):
+            if type(held) is str:
                 out.add(held)
             elif held is not None:
-                out |= held
+                out.update(held)
         return out
 
     def _type_closure(self, names: set[str]) -> set[str]:
@@ -461,21 +468,31 @@ class RepoIndex:
                 if not users:
                     del self.type_users[mentioned]
         for name in {sym.name for sym in old.facts.symbols if sym.kind in {"function", "method", "class"}}:
-            pairs = self.definers.get(name)
-            if pairs is not None:
-                kept = [p for p in pairs if p[0] != path]
+            if name in self.definers:
+                kept: list[str | SymbolFact] = [x for p, sym in self.definers_of(name) if p != path for x in (p, sym)]
                 if kept:
                     self.definers[name] = kept
                 else:
                     del self.definers[name]
         for name in _refs(old):
             held = self.referencers.get(name)
+            if held is None:
+                continue
             if held == path:
                 del self.referencers[name]
-            elif isinstance(held, set):
+            elif type(held) is tuple:
+                if path in held:
+                    rest = tuple(p for p in held if p != path)
+                    self.referencers[name] = rest[0] if len(rest) == 1 else rest
+            elif type(held) is set:
                 held.discard(path)
-                if len(held) == 1:
-                    self.referencers[name] = next(iter(held))
+                if len(held) <= REF_TUPLE_MAX:
+                    self.referencers[name] = next(iter(held)) if len(held) == 1 else tuple(sorted(held))
+
+    def definers_of(self, name: str) -> list[tuple[str, SymbolFact]]:
+        """(path, symbol) of every function/method/class named `name`, in the order they were indexed."""
+        flat = self.definers.get(name)
+        return list(zip(flat[::2], flat[1::2], strict=True)) if flat else []  # type: ignore[arg-type]
 
     def _add_dirs(self, path: str) -> None:
         d = posixpath.dirname(path)

@@ -289,7 +289,7 @@ def _name_only(
     index: RepoIndex, name: str, path: str, kinds: frozenset[str], limit: int = MAX_CANDIDATES
 ) -> _Found:
     candidates: list[tuple[str, SymbolFact]] = []
-    pairs = index.definers.get(name)
+    pairs = index.definers_of(name)
     if not pairs:
         return []
     # By path, and within a file in document order (a stable sort of the pairs as indexed).

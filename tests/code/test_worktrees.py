@@ -548,7 +548,7 @@ def test_a_pool_run_of_files_no_grammar_parses_builds_no_parser_in_the_daemon() 
 def _index_state(index: Any) -> dict[str, Any]:
     return {
         "facts": {p: id(t.facts) for p, t in index.tables.items()},
-        "definers": {n: sorted(p for p, _ in pairs) for n, pairs in index.definers.items()},
+        "definers": {n: sorted(p for p, _ in index.definers_of(n)) for n in index.definers},
         "referencers": {n: {v} if isinstance(v, str) else set(v) for n, v in index.referencers.items()},
         "type_users": {n: dict(v) for n, v in index.type_users.items() if v},
         "paths": set(index.paths),
