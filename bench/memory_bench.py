@@ -286,13 +286,16 @@ RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table
 # NEXUS_RECYCLE_AFTER_INDEX_S too (5 s by default): the readings before the restart stay what they measured; the
 # defaults row reads what a user gets.
 RECYCLE_QUIET_S = 120
+# NEXUS_DB_IDLE_S of that daemon (120 s by default): its database rests (closes) after the release's reading and
+# before the restart in place; the first graph read after that opens it again.
+DB_REST_S = 90
 
 
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
     out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
     print(f"[{name}] parse only: {out['parse_only']}", flush=True)
     env = {"NEXUS_SYNC_IDLE_S": str(RELEASE_S), "NEXUS_RECYCLE_QUIET_S": str(RECYCLE_QUIET_S),
-           "NEXUS_RECYCLE_AFTER_INDEX_S": str(RECYCLE_QUIET_S)}  # fmt: skip
+           "NEXUS_RECYCLE_AFTER_INDEX_S": str(RECYCLE_QUIET_S), "NEXUS_DB_IDLE_S": str(DB_REST_S)}  # fmt: skip
     with BenchDaemon(env=env) as d:
         assert d.proc is not None
         pid = d.proc.pid
@@ -341,6 +344,18 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             # here RELEASE_S instead of the default 600 s; the snapshot stays for the queries.
             out["rss_settled_after_release"] = settled(pid, since=queried, after_s=RELEASE_S + 15)
             print(f"[{name}] symbol table let go after {RELEASE_S} s idle: {out['rss_settled_after_release']}", flush=True)
+            # The database rests once no statement used it for NEXUS_DB_IDLE_S (here DB_REST_S): what the daemon
+            # holds then, and the first read of the graph after it (`show` reads a symbol's doc there), which
+            # opens it again. (That request starts the restart in place's quiet period again.)
+            out["rss_settled_after_db_rest"] = settled(pid, since=queried, after_s=DB_REST_S + 8)
+            hit = c.request("locate", {"repo": str(root), "query": "main", "limit": 1}, timeout=600)["results"][0]
+            _, wake = timed(lambda: c.request("show", {"repo": str(root), "symbol": hit["key"]}, timeout=600))
+            out["first_graph_read_after_rest_s"] = round(wake, 3)
+            out["rss_after_graph_read"] = mem_mb(pid)
+            out["database_rests"] = c.request("status", {})["daemon"].get("databaseRests")
+            print(f"[{name}] database rested after {DB_REST_S} s unused: {out['rss_settled_after_db_rest']}; the "
+                  f"next graph read {wake:.3f}s, then {out['rss_after_graph_read']}", flush=True)
+            queried = time.monotonic()
             # The restart in place: seen as a new socket file (a status request would reset the quiet period).
             before = socket_ident(d.dirs.socket)
             deadline = queried + RECYCLE_QUIET_S + 120

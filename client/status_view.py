@@ -82,13 +82,21 @@ def render_repo(repo: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _database_note(state: Any) -> str:
+    if state == "closed":
+        return ", graph database not opened yet"
+    if state == "resting":
+        return ", graph database closed while idle (the next request that needs it opens it)"
+    return ""
+
+
 def render_status(r: dict[str, Any]) -> str:
     d = r["daemon"]
     again = d.get("restartsInPlace") or 0
     lines = [f"nexusd {d['version']}  {ok('running')}, pid {d['pid']}, up {duration(d.get('uptimeS'))}"
              + (f" (restarted in place {again}x to give memory back)" if again else "")
              + f", {d['requests']} requests"
-             + (", graph database not opened yet" if d.get("database") == "closed" else "")]  # fmt: skip
+             + _database_note(d.get("database"))]  # fmt: skip
     if d.get("recovery"):
         lines.append(warn(f"  recovered: {d['recovery']}"))
     repos = r.get("repos", []) or []

@@ -257,6 +257,7 @@ class Server:
         self._readers = readers
         self.handled = 0
         self._dirty = False
+        self._db_idle_s = float(config.get("NEXUS_DB_IDLE_S"))  # (`_idle`: the database closes while unused)
         self._running_reads = 0  # read jobs running
         self._active_reads = 0  # ... of them, those that reached the database (`_admit`)
         self._exclusive = False
@@ -610,6 +611,8 @@ class Server:
             if released and recycler is not None:
                 recycler.note()
         gcpause.reclaim()
+        if not self._dirty and 0 < self._db_idle_s <= self.store.idle_s():
+            self.store.sleep()  # (the next statement opens it again)
         if recycler is not None and self.parts is not None and not self._dirty:
             recycler.consider(self.parts.live, self.last_request_at)
 

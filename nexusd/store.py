@@ -9,7 +9,10 @@ Traps this module exists to contain (docs/field-notes.md, Kuzu):
 
 An open database costs ~150 MB resident before it holds anything (ARCHITECTURE.md, "Memory at rest"), so the
 daemon builds its `Store` closed (`lazy=True`) and the database opens on first need: the first statement on any
-connection, or `open()`. Connections open their Kuzu connection on their first statement too.
+connection, or `open()`. Connections open their Kuzu connection on their first statement too. For the same
+reason an open database that no statement used for a while is closed by the writer's idle upkeep (`sleep`,
+NEXUS_DB_IDLE_S) and opened again by the next statement, on whichever thread (`open` wakes it: the schema and
+the start-up work are not run again).
 """
 
 from __future__ import annotations
@@ -124,6 +127,7 @@ class Conn:
     def _enter(self) -> None:
         if self.admit is not None and not self.admitted:
             self.admit(self)
+        self._store.used_at = time.monotonic()  # (`Store.sleep`: a database nothing uses for a while closes)
 
     def _prepare(self, query: str) -> Any:
         import warnings
@@ -419,6 +423,10 @@ class Store:
         self._reopening = False  # inside `_reopen` (closed and opened again in the exclusive window)
         self._ready = False
         self._closed = False
+        # Closed by `sleep` while nothing used it, opened again by the next statement (`open` -> `_wake`).
+        self._dormant = False
+        self.used_at = time.monotonic()  # the last statement on any connection (`Conn._enter`)
+        self.sleeps = 0  # how many times `sleep` closed it (status)
         if not lazy:
             self.open()
 
@@ -429,8 +437,14 @@ class Store:
     @property
     def opened(self) -> bool:
         """The database is open (always, unless built `lazy` and not needed yet). A reopen in the exclusive
-        window counts as open: a read that needs no statement (`status`) runs during it (`Conn.admit`)."""
-        return self._ready or self._reopening
+        window counts as open: a read that needs no statement (`status`) runs during it (`Conn.admit`); so does a
+        database closed while idle (`sleep`), which the next statement opens again without the start-up work."""
+        return self._ready or self._reopening or self._dormant
+
+    @property
+    def dormant(self) -> bool:
+        """Closed by `sleep` while nothing used it; the next statement opens it again."""
+        return self._dormant
 
     def open(self) -> None:
         """Open the database now, if it is not open yet (idempotent, thread-safe)."""
@@ -441,6 +455,9 @@ class Store:
                 return
             if self._closed:
                 raise StoreError("the database is closed")
+            if self._dormant:
+                self._wake()
+                return
             self._opening = True
             try:
                 self._open_database()
@@ -710,6 +727,70 @@ class Store:
     def reopens(self) -> int:
         """How many times a checkpoint reopened the database (a compaction's swap is counted apart)."""
         return sum(self.reopen_reasons.values())
+
+    def idle_s(self) -> float:
+        """Seconds since the last statement on any connection."""
+        return time.monotonic() - self.used_at
+
+    def sleep(self) -> bool:
+        """Close the database while nothing needs it (the writer's idle upkeep, NEXUS_DB_IDLE_S): an open one holds
+        ~85 MB of Kuzu's own per-table structures (17 node tables) plus the buffer pool pages it read, all of which
+        closing gives back (`on_reopen` trims the C heap). The next statement on any connection opens it again
+        (`_wake`, ~0.1 s). Runs in the exclusive window, after a CHECKPOINT that succeeded: no read transaction is
+        open and the WAL is folded in, so the file left closed is whole (a kill while it rests loses nothing).
+        False when it stayed open: not open, read-only, no room on the disk for the checkpoint (Kuzu aborts the
+        process in a checkpoint or a close on a full disk), or a read held the checkpoint back."""
+        if not self._ready or self._read_only or self._opening or not self.checkpoint_allowed():
+            return False
+        t0 = time.monotonic()
+        try:
+            with self.exclusive(), self._open_lock:
+                if not self._ready:
+                    return False
+                self._admin.execute("CHECKPOINT")
+                with self._lock:
+                    conns = list(self._conns)
+                for c in conns:
+                    c._discard()  # each opens a fresh Kuzu connection at its next statement, which wakes the database
+                db, self._db = self._db, None
+                self._ready = False
+                self._dormant = True
+                self.forget_tables()
+                if db is not None:
+                    db.close()
+        except StoreError as exc:
+            log.info("database left open: %s", exc)
+            return False
+        self.sleeps += 1
+        self.checkpoints_since_open = 0
+        self._reopen_due = False  # (closing gave back what a reopen would have)
+        for hook in self.on_reopen:
+            hook()
+        log.info("closed the database while idle (%.2f s)", time.monotonic() - t0)
+        return True
+
+    def _wake(self) -> None:
+        """Open the database `sleep` closed, as a reopen does (the caller holds `_open_lock`): the schema, the
+        registrations and the memory replay already ran in this process and are not run again."""
+        t0 = time.monotonic()
+        self._db = self._kuzu_database(self.path)
+        self._opening = True  # (the statement below must not start a whole open of its own)
+        try:
+            if self.fts_available:
+                self._admin.execute("LOAD EXTENSION fts")
+        except BaseException:
+            if self._admin_conn is not None:
+                self._admin_conn._discard()
+            db, self._db = self._db, None  # (never two Databases over one file: the next statement tries again)
+            if db is not None:
+                db.close()
+            raise
+        finally:
+            self._opening = False
+        self._dormant = False
+        self._ready = True
+        self._anon_after_open = anon_rss()
+        log.info("opened the database again after it rested (%.2f s)", time.monotonic() - t0)
 
     def reopen_soon(self) -> None:
         """Close and reopen the database at the next checkpoint (the writer's idle one), to hand back the buffer

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import WIRE_VERSION, __version__, config
 from ..errors import BadRequest
 from ..opargs import Args, NoArgs, arg, user_arg
 from ..registry import Ctx, catalogue, op
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 CAPABILITIES = ["progress", "catalogue", "cursor"]
 
@@ -76,14 +79,22 @@ def status(ctx: Ctx, args: StatusArgs) -> dict[str, Any]:
             "log": str(info.dirs.log),
             "requests": ctx.parts.writer.handled,
             "recovery": info.recovery,
-            # "closed" until something needs the graph: nothing registered yet (ARCHITECTURE.md, "Memory at rest")
-            "database": "open" if ctx.parts.store.opened else "closed",
+            # "closed" until something needs the graph: nothing registered yet; "resting" once no statement used it
+            # for NEXUS_DB_IDLE_S, until the next one opens it again (ARCHITECTURE.md, "Memory at rest")
+            "database": _database_state(ctx.parts.store),
+            "databaseRests": ctx.parts.store.sleeps,
         }
     }
     for section in ctx.parts.status_sections:  # the areas' sections, listed by the composition root
         name, value = section(ctx.conn, args)
         out[name] = value
     return out
+
+
+def _database_state(store: Store) -> str:
+    if store.dormant:
+        return "resting"
+    return "open" if store.opened else "closed"
 
 
 @op("shutdown", lane="control", description="Stop the daemon cleanly: finish the write in progress, close the graph.")

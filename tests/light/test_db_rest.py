@@ -1,0 +1,96 @@
+"""A database nothing used for NEXUS_DB_IDLE_S is closed by the writer's idle upkeep and given back to the system,
+and the next statement opens it again: answers, writes and a kill -9 while it rests lose nothing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import DaemonProcess, make_repo
+
+SOURCE = {
+    "pkg/cache.py": "def cache_key(value):\n    return hash(value)\n\n\ndef lookup(table, value):\n    return table[cache_key(value)]\n",
+}
+
+
+def _state(c: Any) -> str:
+    return str(c.request("status", {})["daemon"]["database"])
+
+
+def _rests(c: Any, limit_s: float = 20.0) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if _state(c) == "resting":
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _callers(c: Any, repo: Path, symbol: str) -> list[str]:
+    return sorted(x["name"] for x in c.request("impact", {"repo": str(repo), "symbol": symbol})["callers"])
+
+
+def _anon_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no RssAnon")
+
+
+def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "1"}).start()
+    try:
+        with d.client() as c:
+            c.request("index", {"repo": str(repo)}, timeout=120)
+            fact = c.request("remember", {"repo": str(repo), "text": "cache keys hash the value"})
+            open_mb = _anon_mb(d.pid)
+            assert _rests(c), "the database never rested"
+            # What the open database held went back: Kuzu's own structures alone are ~85 MB.
+            assert _anon_mb(d.pid) < open_mb - 40
+            assert "closed while idle" in d.cli("status").stdout
+            # Answers while it rests: recall and impact from what the daemon holds, show's doc from the graph,
+            # which opens it again.
+            items = c.request("recall", {"repo": str(repo), "query": "cache keys hash"})["items"]
+            assert [i["id"] for i in items] == [fact["id"]]
+            assert _callers(c, repo, "cache_key") == ["lookup"]
+            shown = c.request("show", {"repo": str(repo), "symbol": "cache_key"})
+            assert shown["node"]["qualifiedName"] == "cache_key" and _state(c) == "open"
+            # A write while it rests: opened, written, and it rests again.
+            assert _rests(c)
+            rests = c.request("status", {})["daemon"]["databaseRests"]
+            second = c.request("remember", {"repo": str(repo), "text": "lookups go through the cache key"})
+            assert _rests(c) and c.request("status", {})["daemon"]["databaseRests"] > rests
+        d.kill9()  # while it rests: the file was closed after a checkpoint
+        d.start()
+        with d.client() as c:
+            items = c.request("recall", {"repo": str(repo), "query": "lookups cache key"})["items"]
+            assert second["id"] in [i["id"] for i in items]
+            assert fact["id"] in [i["id"] for i in c.request("recall", {"repo": str(repo), "query": "hash the value"})["items"]]
+    finally:
+        d.stop()
+
+
+def test_an_edit_while_the_database_rests_is_written_and_queryable(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "1"}).start()
+    try:
+        with d.client() as c:
+            c.request("index", {"repo": str(repo)}, timeout=120)
+            assert _rests(c)
+            (repo / "pkg/use.py").write_text(
+                'from pkg.cache import lookup\n\n\ndef fetch(t):\n    """Fetch the first entry."""\n    return lookup(t, 1)\n'
+            )
+            c.request("sync", {"repo": str(repo)}, timeout=60)
+            assert _callers(c, repo, "lookup") == ["fetch"]
+            assert _rests(c)
+            shown = c.request("show", {"repo": str(repo), "symbol": "fetch"})  # (its doc is read from the graph)
+            assert shown["node"]["doc"] == "Fetch the first entry."
+            assert _rests(c)
+        assert d.stop() == 0  # a clean stop while it rests
+        d.start()
+        with d.client() as c:
+            assert _callers(c, repo, "lookup") == ["fetch"]
+    finally:
+        d.stop()
