@@ -209,14 +209,36 @@ def reinclude_top_level(tree: Path) -> bool:
     return False
 
 
+DB_REST_S = 60  # NEXUS_DB_IDLE_S of the bench's daemon: after the edits, its database rests (`rest_row`)
+
+
+def rest_row(c: Any, out: dict[str, Any], pid: int, tree: Path) -> None:
+    """The daemon once its database rested (no statement for DB_REST_S; `status` needs none), then the first
+    read of the graph after it (`show` reads a symbol's doc there), which opens it again."""
+    deadline = time.monotonic() + DB_REST_S + 60
+    while time.monotonic() < deadline and c.request("status", {})["daemon"].get("database") != "resting":
+        time.sleep(2.0)
+    rested = c.request("status", {})["daemon"].get("database") == "resting"
+    out["database_rested"] = rested
+    time.sleep(3.0)  # (the heap's trim follows the close)
+    out["rss_after_db_rest"] = {"daemon": mem_mb(pid), "parsers": parsers(pid)}
+    hit = c.request("locate", {"repo": str(tree), "query": "kmalloc", "limit": 1}, timeout=600)["results"][0]
+    t0 = time.perf_counter()
+    c.request("show", {"repo": str(tree), "symbol": hit["key"]}, timeout=600)
+    out["first_graph_read_after_rest_s"] = round(time.perf_counter() - t0, 3)
+    out["rss_after_graph_read"] = {"daemon": mem_mb(pid)}
+    print(f"database rested: {rested}; {out['rss_after_db_rest']}; the next graph read "
+          f"{out['first_graph_read_after_rest_s']}s, then {out['rss_after_graph_read']}", flush=True)
+
+
 def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
     """Fills `out` as it goes, so an interrupted run (Ctrl-C, SIGTERM) still leaves what it measured."""
     out.update({"tree": str(tree), "broke": [], "nexusignore_added": reinclude_top_level(tree)})
     work = Path(tempfile.mkdtemp(prefix="nxscale-"))
     try:
         small = small_repo(work)
-        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO", "NEXUS_SLOW_SYNC_MS": "0"}) as d:  # (every sync and
-            # snapshot save is logged)
+        with BenchDaemon(env={"NEXUS_LOG_LEVEL": "INFO", "NEXUS_SLOW_SYNC_MS": "0",
+                              "NEXUS_DB_IDLE_S": str(DB_REST_S)}) as d:  # (every sync and snapshot save is logged)
             assert d.proc is not None
             pid = d.proc.pid
             if PROFILE:
@@ -295,6 +317,7 @@ def run(tree: Path, edits: int, out: dict[str, Any]) -> dict[str, Any]:
                 time.sleep(35)
                 edit_row(c, out, "one_file_edit_spaced", "one-file edit, 5 s apart, the first during a snapshot save",
                          lambda: edit_to_queryable(c, tree, edits, gap_s=5.0, tag="spaced_"))  # fmt: skip
+                rest_row(c, out, pid, tree)
             shutdown = d.stop()
             out["shutdown_s"] = round(shutdown, 1) if shutdown is not None else None
             print(f"shutdown {out['shutdown_s']} s", flush=True)
