@@ -348,7 +348,8 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             # holds then, and the first read of the graph after it (`show` reads a symbol's doc there), which
             # opens it again. (That request starts the restart in place's quiet period again.)
             out["rss_settled_after_db_rest"] = settled(pid, since=queried, after_s=DB_REST_S + 8)
-            hit = c.request("locate", {"repo": str(root), "query": "main", "limit": 1}, timeout=600)["results"][0]
+            hit = next(r for q in QUERIES
+                       for r in c.request("locate", {"repo": str(root), "query": q, "limit": 1}, timeout=600)["results"])
             _, wake = timed(lambda: c.request("show", {"repo": str(root), "symbol": hit["key"]}, timeout=600))
             out["first_graph_read_after_rest_s"] = round(wake, 3)
             out["rss_after_graph_read"] = mem_mb(pid)

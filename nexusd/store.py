@@ -686,6 +686,7 @@ class Store:
         if not self.checkpoint_allowed():
             log.warning("checkpoint postponed: too little free disk space")
             return False
+        used = self.used_at  # (upkeep, not use: a database rests NEXUS_DB_IDLE_S after its last use, `sleep`)
         try:
             t0 = time.perf_counter()
             with self.exclusive():
@@ -702,6 +703,7 @@ class Store:
                 if reason and not self._read_only and (conn is None or not conn.in_transaction):
                     self.reopen_reasons[reason] = self.reopen_reasons.get(reason, 0) + 1
                     self._reopen(None)  # in the same window: no read transaction is open
+            self.used_at = used
         except StoreError as exc:
             log.info("checkpoint postponed: %s", exc)
             return False

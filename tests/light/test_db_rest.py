@@ -94,3 +94,55 @@ def test_an_edit_while_the_database_rests_is_written_and_queryable(tmp_path: Pat
             assert _callers(c, repo, "lookup") == ["fetch"]
     finally:
         d.stop()
+
+
+def test_reads_and_writes_around_rests_all_answer(tmp_path: Path) -> None:
+    """Graph reads and memory writes from several clients in bursts, with pauses around the writer's idle tick
+    (every 2 s without work), so that some requests arrive while the database closes or opens: it rests and opens
+    again many times, and every answer is the right one."""
+    import random
+    import threading
+
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "0.3"}).start()
+    errors: list[str] = []
+    written: list[str] = []
+    pauses = random.Random(7)
+    rounds = [pauses.uniform(1.9, 2.8) for _ in range(8)]  # the pause before each burst
+    try:
+        with d.client() as c:
+            c.request("index", {"repo": str(repo)}, timeout=120)
+
+        def reader(seed: int) -> None:
+            rnd = random.Random(seed)
+            with d.client() as rc:
+                for pause in rounds:
+                    time.sleep(pause + rnd.uniform(0.0, 0.3))
+                    try:
+                        shown = rc.request("show", {"repo": str(repo), "symbol": "lookup"}, timeout=60)
+                        if shown["node"]["qualifiedName"] != "lookup":
+                            errors.append(f"show answered {shown['node']}")
+                    except Exception as exc:  # noqa: BLE001 - collected, asserted below
+                        errors.append(repr(exc))
+
+        def writer() -> None:
+            with d.client() as wc:
+                for i, pause in enumerate(rounds):
+                    time.sleep(pause + 0.15)
+                    try:
+                        written.append(wc.request("remember", {"repo": str(repo), "text": f"note {i} on lookups"})["id"])
+                    except Exception as exc:  # noqa: BLE001
+                        errors.append(repr(exc))
+
+        threads = [threading.Thread(target=reader, args=(n,)) for n in range(3)] + [threading.Thread(target=writer)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert errors == []
+        with d.client() as c:
+            assert c.request("status", {})["daemon"]["databaseRests"] >= 3  # (6 of the 8 pauses in one run)
+            got = {i["id"] for i in c.request("recall", {"repo": str(repo), "query": "note on lookups", "limit": 20})["items"]}
+            assert set(written) <= got and len(written) == len(rounds)
+    finally:
+        d.stop()
