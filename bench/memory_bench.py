@@ -348,6 +348,9 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             # holds then, and the first read of the graph after it (`show` reads a symbol's doc there), which
             # opens it again. (That request starts the restart in place's quiet period again.)
             out["rss_settled_after_db_rest"] = settled(pid, since=queried, after_s=DB_REST_S + 8)
+            out["bytes_per_symbol_after_db_rest"] = (
+                round((out["rss_settled_after_db_rest"]["anon"] - idle_anon) * 1024 * 1024 / symbols) if symbols else None
+            )
             hit = next(r for q in QUERIES
                        for r in c.request("locate", {"repo": str(root), "query": q, "limit": 1}, timeout=600)["results"])
             _, wake = timed(lambda: c.request("show", {"repo": str(root), "symbol": hit["key"]}, timeout=600))
