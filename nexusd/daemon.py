@@ -235,6 +235,11 @@ class Daemon:
         from .parse.gcpause import trim_heap
 
         store.on_reopen.append(trim_heap)  # what the closed Database freed goes back to the system
+        # While the database rests it is closed after a checkpoint, with no WAL to replay and its graphs checked
+        # (`Server._idle` lets it rest only then): a kill meanwhile is a clean stop (no code graph rebuilt at the
+        # next start). The marker goes before it opens again.
+        store.on_sleep.append(lambda: recovery.write_clean_marker(marker))
+        store.on_wake.append(lambda: marker.unlink(missing_ok=True))
         from .app import store_needed_at_start
 
         if store_needed_at_start(self.dirs):

@@ -162,7 +162,7 @@ def close_store(daemon: Daemon, marker: Path) -> bool:
         # Never opened in this run, so nothing was written: the last stop's marker state stays as it was
         # (an unclean one still has its WAL to replay, and its code graphs to rebuild, at the next open).
         if not daemon.unclean_stop:
-            _write_marker(marker)
+            write_clean_marker(marker)
         return True
     if not checkpoint_allowed(daemon):
         guard = daemon.disk
@@ -177,11 +177,13 @@ def close_store(daemon: Daemon, marker: Path) -> bool:
         store.checkpoint()
     finally:
         store.close()
-    _write_marker(marker)
+    write_clean_marker(marker)
     return True
 
 
-def _write_marker(marker: Path) -> None:
+def write_clean_marker(marker: Path) -> None:
+    """The next start trusts the database file as it finds it (written at a clean stop, and while the database
+    rests: `Store.sleep`)."""
     try:
         marker.write_text(f"{time.time()}\n")
     except OSError as exc:  # no room even for the marker: the next start treats this stop as unclean

@@ -611,7 +611,8 @@ class Server:
             if released and recycler is not None:
                 recycler.note()
         gcpause.reclaim()
-        if not self._dirty and 0 < self._db_idle_s <= self.store.idle_s():
+        if (not self._dirty and 0 < self._db_idle_s <= self.store.idle_s()
+                and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))):
             self.store.sleep()  # (the next statement opens it again)
         if recycler is not None and self.parts is not None and not self._dirty:
             recycler.consider(self.parts.live, self.last_request_at)

@@ -379,6 +379,10 @@ class Store:
         # Run after every reopen (a compaction's swap, or the periodic reopen below): the daemon hands the freed
         # C heap back to the system there (glibc `malloc_trim`).
         self.on_reopen: list[Callable[[], None]] = []
+        # Run after `sleep` closed the database (the file is whole and closed), and before `_wake` opens it again
+        # (a hook that raises keeps it closed): the daemon marks the stop clean meanwhile.
+        self.on_sleep: list[Callable[[], None]] = []
+        self.on_wake: list[Callable[[], None]] = []
         # Kuzu 0.11.3 keeps ~0.3 MB of anonymous memory per CHECKPOINT statement (even with nothing to fold in)
         # until the Database closes (bench/kuzu_churn.py; RELIABILITY.md, "What holds the RSS"): the database is
         # closed and opened again every NEXUS_REOPEN_CHECKPOINTS checkpoints, which bounds it.
@@ -766,7 +770,7 @@ class Store:
         self.sleeps += 1
         self.checkpoints_since_open = 0
         self._reopen_due = False  # (closing gave back what a reopen would have)
-        for hook in self.on_reopen:
+        for hook in [*self.on_sleep, *self.on_reopen]:
             hook()
         log.info("closed the database while idle (%.2f s)", time.monotonic() - t0)
         return True
@@ -775,6 +779,8 @@ class Store:
         """Open the database `sleep` closed, as a reopen does (the caller holds `_open_lock`): the schema, the
         registrations and the memory replay already ran in this process and are not run again."""
         t0 = time.monotonic()
+        for hook in self.on_wake:
+            hook()
         self._db = self._kuzu_database(self.path)
         self._opening = True  # (the statement below must not start a whole open of its own)
         try:

@@ -326,6 +326,11 @@ class LiveSync:
     def _resolved(self, repo: Repo, files: list[tuple[str, FileData]] | None) -> None:
         _notify(self.cold_listeners, "cold-sync", repo, files)
 
+    def graphs_checked(self, delete_folds: int) -> bool:
+        """Whether the graphs were checked since the last checkpoint that folded in deletes (`check_after_deletes`):
+        until then the database does not rest, since a kill while it rests counts as a clean stop."""
+        return delete_folds == self._checked_folds
+
     def check_after_deletes(self, conn: Conn, delete_folds: int) -> None:
         """The writer's idle upkeep: after a checkpoint folded in deletes (`Store.delete_folds` moved), check
         every indexed repository's graph (cheap invariant counts), at most every NEXUS_GRAPH_CHECK_S. Kuzu 0.11.3

@@ -31,6 +31,10 @@ def _callers(c: Any, repo: Path, symbol: str) -> list[str]:
     return sorted(x["name"] for x in c.request("impact", {"repo": str(repo), "symbol": symbol})["callers"])
 
 
+def _last_build(c: Any) -> dict[str, Any]:
+    return dict(c.request("status", {})["repos"][0]["lastBuild"])
+
+
 def _anon_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("RssAnon:"):
@@ -47,7 +51,11 @@ def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: 
             fact = c.request("remember", {"repo": str(repo), "text": "cache keys hash the value"})
             open_mb = _anon_mb(d.pid)
             assert _rests(c), "the database never rested"
-            # What the open database held went back: Kuzu's own structures alone are ~85 MB.
+            # What the open database held went back (Kuzu's own structures alone are ~85 MB), once the close and the
+            # heap's trim that follow the state's change are done.
+            deadline = time.monotonic() + 10
+            while _anon_mb(d.pid) >= open_mb - 40 and time.monotonic() < deadline:
+                time.sleep(0.2)
             assert _anon_mb(d.pid) < open_mb - 40
             assert "closed while idle" in d.cli("status").stdout
             # Answers while it rests: recall and impact from what the daemon holds, show's doc from the graph,
@@ -62,9 +70,12 @@ def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: 
             rests = c.request("status", {})["daemon"]["databaseRests"]
             second = c.request("remember", {"repo": str(repo), "text": "lookups go through the cache key"})
             assert _rests(c) and c.request("status", {})["daemon"]["databaseRests"] > rests
-        d.kill9()  # while it rests: the file was closed after a checkpoint
+            built = _last_build(c)
+        d.kill9()  # while it rests: the file was closed after a checkpoint, and the stop is marked clean
         d.start()
         with d.client() as c:
+            c.request("sync", {"repo": str(repo)}, timeout=60)  # (queued behind the start's catch-up)
+            assert _last_build(c) == built  # no code graph rebuilt: the kill came while the database rested
             items = c.request("recall", {"repo": str(repo), "query": "lookups cache key"})["items"]
             assert second["id"] in [i["id"] for i in items]
             assert fact["id"] in [i["id"] for i in c.request("recall", {"repo": str(repo), "query": "hash the value"})["items"]]
@@ -144,5 +155,28 @@ def test_reads_and_writes_around_rests_all_answer(tmp_path: Path) -> None:
             assert c.request("status", {})["daemon"]["databaseRests"] >= 3  # (6 of the 8 pauses in one run)
             got = {i["id"] for i in c.request("recall", {"repo": str(repo), "query": "note on lookups", "limit": 20})["items"]}
             assert set(written) <= got and len(written) == len(rounds)
+    finally:
+        d.stop()
+
+
+def test_no_rest_before_the_graphs_are_checked_after_deletes(tmp_path: Path) -> None:
+    """A checkpoint that folded in deletes is followed by a check of every graph (at most every
+    NEXUS_GRAPH_CHECK_S): the database rests only after it, since a kill while it rests counts as a clean stop."""
+    repo = make_repo(tmp_path / "repo", SOURCE)
+    env = {"NEXUS_DB_IDLE_S": "0.3", "NEXUS_GRAPH_CHECK_S": "12"}
+    d = DaemonProcess(home=tmp_path / "home", env=env).start()
+    try:
+        with d.client() as c:
+            c.request("index", {"repo": str(repo)}, timeout=120)
+            assert _rests(c)
+            cache = repo / "pkg/cache.py"
+            for body in ("def cache_key(value):\n    return hash(value)\n",  # `lookup` deleted: checked at once
+                         "def cache_key(value):\n    return 0\n\n\ndef spare():\n    return 1\n",
+                         "def cache_key(value):\n    return 0\n"):  # `spare` deleted: its check waits
+                cache.write_text(body)
+                c.request("sync", {"repo": str(repo)}, timeout=60)
+            time.sleep(5.0)
+            assert _state(c) == "open"  # the second fold's check is due ~12 s after the first
+            assert _rests(c, limit_s=30.0)
     finally:
         d.stop()
