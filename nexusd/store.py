@@ -754,22 +754,12 @@ class Store:
                 if not self._ready:
                     return False
                 self._admin.execute("CHECKPOINT")
-                with self._lock:
-                    conns = list(self._conns)
-                for c in conns:
-                    c._discard()  # each opens a fresh Kuzu connection at its next statement, which wakes the database
-                db, self._db = self._db, None
-                self._ready = False
-                self._dormant = True
-                self.forget_tables()
-                if db is not None:
-                    db.close()
+                self._dormant = True  # (before the close: `opened` stays true throughout)
+                self._shut()  # (a connection's next statement wakes the database)
         except StoreError as exc:
             log.info("database left open: %s", exc)
             return False
         self.sleeps += 1
-        self.checkpoints_since_open = 0
-        self._reopen_due = False  # (closing gave back what a reopen would have)
         for hook in [*self.on_sleep, *self.on_reopen]:
             hook()
         log.info("closed the database while idle (%.2f s)", time.monotonic() - t0)
@@ -781,22 +771,8 @@ class Store:
         t0 = time.monotonic()
         for hook in self.on_wake:
             hook()
-        self._db = self._kuzu_database(self.path)
-        self._opening = True  # (the statement below must not start a whole open of its own)
-        try:
-            if self.fts_available:
-                self._admin.execute("LOAD EXTENSION fts")
-        except BaseException:
-            if self._admin_conn is not None:
-                self._admin_conn._discard()
-            db, self._db = self._db, None  # (never two Databases over one file: the next statement tries again)
-            if db is not None:
-                db.close()
-            raise
-        finally:
-            self._opening = False
+        self._open_again()
         self._dormant = False
-        self._ready = True
         self._anon_after_open = anon_rss()
         log.info("opened the database again after it rested (%.2f s)", time.monotonic() - t0)
 
@@ -1030,18 +1006,9 @@ class Store:
         the database again. The caller holds the exclusive window."""
         t0 = time.monotonic()
         with self._open_lock:
-            with self._lock:
-                conns = list(self._conns)
-            for c in conns:
-                c._discard()  # each opens a fresh Kuzu connection (on the new database) at its next statement
-            # (the admin Conn was discarded with the rest and reopens on the new database at its next statement)
-            db, self._db = self._db, None
             self._reopening = True  # (`opened` stays true: reads that need no statement go on meanwhile)
-            self._ready = False
-            self.forget_tables()
             try:
-                if db is not None:
-                    db.close()
+                self._shut()
                 wal = Path(str(self.path) + ".wal")
                 if new is not None:
                     if wal.exists() and wal.stat().st_size:
@@ -1051,20 +1018,8 @@ class Store:
                     os.replace(new, self.path)
                     _fsync_dir(self.path.parent)
             finally:
-                # The new file when the rename happened, else the old one: either is a whole database.
-                self._db = self._kuzu_database(self.path)
-                # Marked as opening: else the statement below, seeing the store not ready, ran a whole second open
-                # (another Database over this file, another admin Conn) per compaction.
-                self._opening = True
-                try:
-                    if self.fts_available:
-                        self._admin.execute("LOAD EXTENSION fts")
-                finally:
-                    self._opening = False
-                self._ready = True
+                self._open_again()  # the new file when the rename happened, else the old one: either is whole
                 self._reopening = False
-                self.checkpoints_since_open = 0
-                self._reopen_due = False
                 if new is not None:
                     for hook in self.on_swap:
                         hook()
@@ -1073,6 +1028,43 @@ class Store:
                 for hook in self.on_reopen:
                     hook()
                 self._anon_after_open = anon_rss()
+
+    def _shut(self) -> None:
+        """Discard every connection (each, the admin's too, opens a fresh Kuzu connection at its next statement)
+        and close the Database (`_reopen`, `sleep`; the caller holds `_open_lock` in the exclusive window)."""
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            c._discard()
+        db, self._db = self._db, None
+        self._ready = False
+        self.forget_tables()
+        if db is not None:
+            db.close()
+
+    def _open_again(self) -> None:
+        """Open the Database over the file again with its FTS extension, without the first open's start-up work
+        (`_reopen`, `_wake`; the caller holds `_open_lock`). If that fails nothing stays open: never two
+        Databases over one file, and the next statement tries again."""
+        self._db = self._kuzu_database(self.path)
+        # Marked as opening: else the statement below, seeing the store not ready, ran a whole second open
+        # (another Database over this file, another admin Conn) per compaction.
+        self._opening = True
+        try:
+            if self.fts_available:
+                self._admin.execute("LOAD EXTENSION fts")
+        except BaseException:
+            if self._admin_conn is not None:
+                self._admin_conn._discard()
+            db, self._db = self._db, None
+            if db is not None:
+                db.close()
+            raise
+        finally:
+            self._opening = False
+        self._ready = True
+        self.checkpoints_since_open = 0
+        self._reopen_due = False
 
     def _clear_compaction_leftovers(self) -> None:
         """What a kill during a compaction left: the half-built file and the export."""

@@ -42,12 +42,23 @@ def _anon_mb(pid: int) -> float:
     raise AssertionError("no RssAnon")
 
 
-def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: Path) -> None:
+def _indexed(tmp_path: Path, env: dict[str, str]) -> tuple[Path, DaemonProcess]:
+    """A daemon with `env` and the repository of SOURCE indexed."""
     repo = make_repo(tmp_path / "repo", SOURCE)
-    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "1"}).start()
+    d = DaemonProcess(home=tmp_path / "home", env=env).start()
     try:
         with d.client() as c:
             c.request("index", {"repo": str(repo)}, timeout=120)
+    except BaseException:
+        d.stop()
+        raise
+    return repo, d
+
+
+def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: Path) -> None:
+    repo, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "1"})
+    try:
+        with d.client() as c:
             fact = c.request("remember", {"repo": str(repo), "text": "cache keys hash the value"})
             open_mb = _anon_mb(d.pid)
             assert _rests(c), "the database never rested"
@@ -84,11 +95,9 @@ def test_an_unused_database_rests_and_the_next_request_opens_it_again(tmp_path: 
 
 
 def test_an_edit_while_the_database_rests_is_written_and_queryable(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", SOURCE)
-    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "1"}).start()
+    repo, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "1"})
     try:
         with d.client() as c:
-            c.request("index", {"repo": str(repo)}, timeout=120)
             assert _rests(c)
             (repo / "pkg/use.py").write_text(
                 'from pkg.cache import lookup\n\n\ndef fetch(t):\n    """Fetch the first entry."""\n    return lookup(t, 1)\n'
@@ -114,15 +123,12 @@ def test_reads_and_writes_around_rests_all_answer(tmp_path: Path) -> None:
     import random
     import threading
 
-    repo = make_repo(tmp_path / "repo", SOURCE)
-    d = DaemonProcess(home=tmp_path / "home", env={"NEXUS_DB_IDLE_S": "0.3"}).start()
+    repo, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "0.3"})
     errors: list[str] = []
     written: list[str] = []
     pauses = random.Random(7)
     rounds = [pauses.uniform(1.9, 2.8) for _ in range(8)]  # the pause before each burst
     try:
-        with d.client() as c:
-            c.request("index", {"repo": str(repo)}, timeout=120)
 
         def reader(seed: int) -> None:
             rnd = random.Random(seed)
@@ -162,12 +168,9 @@ def test_reads_and_writes_around_rests_all_answer(tmp_path: Path) -> None:
 def test_no_rest_before_the_graphs_are_checked_after_deletes(tmp_path: Path) -> None:
     """A checkpoint that folded in deletes is followed by a check of every graph (at most every
     NEXUS_GRAPH_CHECK_S): the database rests only after it, since a kill while it rests counts as a clean stop."""
-    repo = make_repo(tmp_path / "repo", SOURCE)
-    env = {"NEXUS_DB_IDLE_S": "0.3", "NEXUS_GRAPH_CHECK_S": "12"}
-    d = DaemonProcess(home=tmp_path / "home", env=env).start()
+    repo, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "0.3", "NEXUS_GRAPH_CHECK_S": "12"})
     try:
         with d.client() as c:
-            c.request("index", {"repo": str(repo)}, timeout=120)
             assert _rests(c)
             cache = repo / "pkg/cache.py"
             for body in ("def cache_key(value):\n    return hash(value)\n",  # `lookup` deleted: checked at once
