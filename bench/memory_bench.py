@@ -12,8 +12,10 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   a handful of queries (parser processes counted separately; read as the daemon goes quiet, which comes before
   its idle checkpoint and heap trim, and read again 1.5 s after that checkpoint is due), bytes per symbol over the
   idle daemon, the RSS settled 40 s after the queries, the RSS
-  once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once it restarted
-  itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and NEXUS_RECYCLE_AFTER_INDEX_S too: nexusd/recycle.py) and after its next query, the first query after
+  once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once its database
+  rested (NEXUS_DB_IDLE_S=90), once it restarted itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and
+  NEXUS_RECYCLE_AFTER_INDEX_S too: nexusd/recycle.py) and the next image's database rested again (a daemon idle
+  for long: bytes per symbol there too) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
   sync engine from the facts cache);
 - defaults (`--defaults SECONDS`, per corpus): the same corpus on a daemon with every setting at its default (the
@@ -282,13 +284,26 @@ def parse_only(root: Path) -> dict[str, Any]:
 
 RELEASE_S = 60  # NEXUS_SYNC_IDLE_S of the corpus rows' daemon: its symbol table goes after the settled reading
 # NEXUS_RECYCLE_QUIET_S of that daemon: with no request for this long (after the release's reading) and no table
-# held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (64) it freed (nexusd/recycle.py). Its
+# held, it restarts in place when its allocator keeps NEXUS_RECYCLE_MB (32) it freed (nexusd/recycle.py). Its
 # NEXUS_RECYCLE_AFTER_INDEX_S too (5 s by default): the readings before the restart stay what they measured; the
 # defaults row reads what a user gets.
 RECYCLE_QUIET_S = 120
 # NEXUS_DB_IDLE_S of that daemon (120 s by default): its database rests (closes) after the release's reading and
 # before the restart in place; the first graph read after that opens it again.
 DB_REST_S = 90
+
+
+def _rest_after_restart(log: Path, limit_s: float) -> float | None:
+    """Seconds until the daemon's log says the image after the last restart in place rested its database (None: not
+    within `limit_s`)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        _, restart, after = text.rpartition("stopped; starting again in place")
+        if restart and "closed the database while idle" in after:
+            return round(time.monotonic() - t0, 1)
+        time.sleep(0.5)
+    return None
 
 
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
@@ -368,7 +383,16 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             recycled = socket_ident(d.dirs.socket) not in (before, None)
             out["restarted_in_place"] = recycled
             if recycled:
+                # The image before stopped while its database rested, so the next one lets it rest again once its
+                # start-up work is quiet for 5 s (`Server.rest_soon`): awaited in its log, since a request would
+                # make it wait NEXUS_DB_IDLE_S again. What it holds then is a daemon idle for long: no symbol table
+                # (let go above), the snapshot mapped, the database resting, a fresh allocator.
+                out["rest_after_restart_in_place_s"] = _rest_after_restart(d.dirs.log, limit_s=60)
                 out["rss_settled_after_restart_in_place"] = settled(pid, since=time.monotonic(), after_s=5)
+                out["bytes_per_symbol_after_restart_in_place"] = (
+                    round((out["rss_settled_after_restart_in_place"]["anon"] - idle_anon) * 1024 * 1024 / symbols)
+                    if symbols else None
+                )
                 _, first = timed(lambda: c.request("locate", {"repo": str(root), "query": "main", "limit": 5},
                                                    timeout=600))  # fmt: skip
                 out["first_query_after_restart_in_place_s"] = round(first, 3)

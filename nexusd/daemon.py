@@ -34,6 +34,7 @@ CLEAN_MARKER = "clean-shutdown"
 RECYCLES_ENV = "_NEXUS_RECYCLES"  # how many times this pid restarted in place, and when last: "count time"
 REBUILD_ENV = "_NEXUS_REBUILD_TABLES"  # the repository ids whose symbol tables the image before held
 SNAPSHOTS_ENV = "_NEXUS_LOAD_SNAPSHOTS"  # the repository ids whose query snapshots the image before held
+RESTED_ENV = "_NEXUS_RESTED"  # "1": the image before stopped while its database rested (`Server.rest_soon`)
 
 
 class Daemon:
@@ -61,6 +62,7 @@ class Daemon:
         self.recycled_at = float(at) if self.recycles and at.replace(".", "", 1).isdigit() else None
         self.rebuild_tables = tuple(os.environ.pop(REBUILD_ENV, "").split())
         self.load_snapshots = tuple(os.environ.pop(SNAPSHOTS_ENV, "").split())
+        self.rested = os.environ.pop(RESTED_ENV, "") == "1"
         self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
         self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
@@ -157,8 +159,10 @@ class Daemon:
         # now), for the next image to rebuild and load at once.
         held = (self.parts.live.tables_to_rebuild() if self.parts is not None else None) or []
         snaps = self.parts.snapshots.loaded_ids() if self.parts is not None else []
+        # (whether the database rested when this image stopped: `close` leaves `dormant` as it was)
+        rested = "1" if self.store is not None and self.store.dormant else ""
         env = {**os.environ, **self._lock.handover(), RECYCLES_ENV: f"{self.recycles + 1} {time.time():.0f}",
-               REBUILD_ENV: " ".join(held), SNAPSHOTS_ENV: " ".join(snaps)}  # fmt: skip
+               REBUILD_ENV: " ".join(held), SNAPSHOTS_ENV: " ".join(snaps), RESTED_ENV: rested}  # fmt: skip
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -256,6 +260,7 @@ class Daemon:
         sock.unlink(missing_ok=True)
         assert self.store is not None
         self.server = server = Server(self.store, self.dirs.endpoint, readers=self.readers)
+        server.rest_soon = self.rested
         if self._stop_requested.is_set():  # a signal came before there was a loop to stop
             server.stop()
         old = os.umask(0o077)

@@ -52,6 +52,9 @@ PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress frames a second per request
 HEARTBEAT_S = float(config.get("NEXUS_HEARTBEAT_S"))  # a long request's silence before the loop says it is alive
 RESTART_LINGER_MS = 2000  # how long a restart in place lets queued replies go out before closing the socket
 CHECKPOINT_IDLE_S = 2.0  # the writer checkpoints after this long without work
+# An image restarted in place while its database rested (`rest_soon`) lets it rest again once its start-up work
+# (the catch-up, the tables' rebuild) has been quiet this long, not NEXUS_DB_IDLE_S: nobody used it meanwhile.
+REST_AFTER_RESTART_S = 5.0
 # ... and this soon after a write that deleted (an edit's), so the next deleting write does not pay that checkpoint
 FOLD_SOON_S = 0.1
 INTERNAL_BUDGET_S = 5.0  # what `service_writes` spends on queued internal work at one safe point
@@ -264,6 +267,7 @@ class Server:
         self._gate = threading.Condition()
         store.exclusive = self.exclusive
         self.last_request_at = time.monotonic()  # the last client request received (NEXUS_RECYCLE_QUIET_S)
+        self.rest_soon = False  # set by the daemon: REST_AFTER_RESTART_S until the first rest or request
         self.recycler: Recycler | None = None  # set by the daemon: the idle writer's restart-in-place check
         self.restarting = False  # the stop in progress is a restart in place: refusals say so
         self._long_jobs: list[Job] = []  # long requests not answered yet (`_heartbeat`), owned by the loop
@@ -371,6 +375,7 @@ class Server:
     def _on_message(self, frames: list[bytes]) -> None:
         identity = frames[0]
         self.last_request_at = time.monotonic()
+        self.rest_soon = False  # (someone uses the daemon again: its database rests as usual)
         request_id: Any = None
         if not self.outbox.accepts(identity):
             return
@@ -611,9 +616,11 @@ class Server:
             if released and recycler is not None:
                 recycler.note()
         gcpause.reclaim()
-        if (not self._dirty and 0 < self._db_idle_s <= self.store.idle_s()
-                and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))):
-            self.store.sleep()  # (the next statement opens it again)
+        rest_after = min(self._db_idle_s, REST_AFTER_RESTART_S) if self.rest_soon else self._db_idle_s
+        if (not self._dirty and 0 < rest_after <= self.store.idle_s()
+                and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))
+                and self.store.sleep()):  # (the next statement opens it again)
+            self.rest_soon = False
         if recycler is not None and self.parts is not None and not self._dirty:
             recycler.consider(self.parts.live, self.last_request_at)
 

@@ -183,3 +183,30 @@ def test_no_rest_before_the_graphs_are_checked_after_deletes(tmp_path: Path) -> 
             assert _rests(c, limit_s=30.0)
     finally:
         d.stop()
+
+
+def test_an_image_restarted_in_place_while_its_database_rested_lets_it_rest_soon(tmp_path: Path) -> None:
+    """The next image opens the database for its start-up work (the catch-up, the symbol table's rebuild). When the
+    image before stopped while it rested, nobody used it meanwhile, so it rests again REST_AFTER_RESTART_S (5 s)
+    after that work, not NEXUS_DB_IDLE_S (here 14 s); until then nothing is asked of the daemon."""
+    from tests.helpers import wait_for
+
+    _, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "14", "NEXUS_DEBUG_OPS": "1"})
+    log = d.dirs.log
+    try:
+        with d.client() as c:
+            assert _rests(c, limit_s=40.0)
+            c.request("debug.recycle", {})
+        restart = "stopped; starting again in place"
+        wait_for(lambda: restart in log.read_text(), timeout=30, what="the restart in place")
+        started = time.monotonic()
+        # the table rebuilt, then the database closed again: both in the next image's part of the log
+        wait_for(lambda: "closed the database while idle" in log.read_text().split(restart, 1)[1]
+                 and "rebuilt the symbol table" in log.read_text().split(restart, 1)[1],
+                 timeout=30, interval=0.1, what="the next image's rest")  # fmt: skip
+        assert time.monotonic() - started < 11.0  # (the start, ~1-2 s, + 5 s + the idle tick's 2 s)
+        with d.client() as c:
+            assert _state(c) == "resting"
+            assert _callers(c, tmp_path / "repo", "cache_key") == ["lookup"]
+    finally:
+        d.stop()
