@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import DaemonProcess, make_repo
+from tests.helpers import DaemonProcess, make_repo, wait_for
 
 SOURCE = {
     "pkg/cache.py": "def cache_key(value):\n    return hash(value)\n\n\ndef lookup(table, value):\n    return table[cache_key(value)]\n",
@@ -189,8 +189,6 @@ def test_an_image_restarted_in_place_while_its_database_rested_lets_it_rest_soon
     """The next image opens the database for its start-up work (the catch-up, the symbol table's rebuild). When the
     image before stopped while it rested, nobody used it meanwhile, so it rests again REST_AFTER_RESTART_S (5 s)
     after that work, not NEXUS_DB_IDLE_S (here 14 s); until then nothing is asked of the daemon."""
-    from tests.helpers import wait_for
-
     _, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "14", "NEXUS_DEBUG_OPS": "1"})
     log = d.dirs.log
     try:
