@@ -64,6 +64,7 @@ class Daemon:
         self.load_snapshots = tuple(os.environ.pop(SNAPSHOTS_ENV, "").split())
         self.rested = os.environ.pop(RESTED_ENV, "") == "1"
         self._recycle: str | None = None  # why this run ends in a restart in place (`request_recycle`)
+        self._for_good = False  # a stop for good was asked for: no restart in place, whenever one is asked
         self._keep_lock = False  # the shutdown was clean: the lock goes to the next image
 
     # -- run ----------------------------------------------------------------------------------------
@@ -127,14 +128,22 @@ class Daemon:
             log.info("stopping")
         finally:
             self._shutdown()
-        if self._recycle is not None and self._keep_lock:
+        if self._keep_lock:  # (`restarts_in_place`, and the database closed)
             self._reexec()  # returns only when the exec failed
         return 0
 
     def request_stop(self) -> None:
-        """Stop for good (SIGTERM, SIGINT, the `shutdown` request): a restart in place asked for before is off."""
+        """Stop for good (SIGTERM, SIGINT, the `shutdown` request): a restart in place asked for before is off, and
+        so is one the idle writer asks for after (its check ran as the signal came: a SIGTERM in the same
+        millisecond as a restart's request restarted the daemon instead of stopping it)."""
+        self._for_good = True
         self._recycle = None
         self._stop()
+
+    @property
+    def restarts_in_place(self) -> bool:
+        """This run ends in a restart in place (asked for, and no stop for good asked for before or since)."""
+        return self._recycle is not None and not self._for_good
 
     def _stop(self) -> None:
         self._stop_requested.set()
@@ -147,7 +156,10 @@ class Daemon:
         over, the socket bound again (`_reexec`). What the previous image freed but its allocator kept resident
         is gone with it. Requests queued meanwhile are refused as `busy` with `restarting`, and a client that
         sees that, or sees the socket gone while this pid lives, waits for it and sends its request again
-        (`nexus_client.Client`). The writer asks for it when idle (`recycle.Recycler`)."""
+        (`nexus_client.Client`). The writer asks for it when idle (`recycle.Recycler`). Nothing once a stop for
+        good was asked for."""
+        if self._for_good:
+            return
         log.info("restarting in place (restart %d of this pid): %s", self.recycles + 1, reason)
         self._recycle = reason
         if self.server is not None:
@@ -300,7 +312,7 @@ class Daemon:
                 closed = False
             if self.server is not None:
                 self.dirs.socket.unlink(missing_ok=True)
-            self._keep_lock = self._recycle is not None and closed
+            self._keep_lock = self.restarts_in_place and closed
             log.info("stopped" if not self._keep_lock else "stopped; starting again in place")
         except Exception:
             log.exception("error during shutdown")

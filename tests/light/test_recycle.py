@@ -122,6 +122,24 @@ def test_a_stop_asked_for_during_a_restart_in_place_stops(daemon: DaemonProcess)
     daemon.proc.wait(60)
 
 
+def test_a_restart_asked_for_after_a_stop_for_good_does_not_happen(tmp_path: Path) -> None:
+    """The idle writer's check can ask for a restart in place in the same millisecond as a SIGTERM (the bench saw
+    the restart win: the daemon came back instead of stopping). Whichever comes first, a stop for good wins."""
+    from nexusd.daemon import Daemon
+    from nexusd.paths import dirs
+
+    home = dirs({"NEXUS_HOME": str(tmp_path / "home")})
+    late = Daemon(home)
+    late.request_stop()  # (SIGTERM, SIGINT, `shutdown`)
+    late.request_recycle("the writer's check, just after")
+    assert not late.restarts_in_place
+    early = Daemon(home)
+    early.request_recycle("the writer's check")
+    assert early.restarts_in_place
+    early.request_stop()
+    assert not early.restarts_in_place
+
+
 # -- when the writer asks for it (no daemon: the decision alone) ---------------------------------------------------
 
 
