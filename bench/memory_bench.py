@@ -310,9 +310,10 @@ def _rest_after_restart(log: Path, limit_s: float) -> float | None:
 def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
     out: dict[str, Any] = {"corpus": name, "parse_only": parse_only(root)}
     print(f"[{name}] parse only: {out['parse_only']}", flush=True)
+    # (logging at INFO: the bench's WARNING would hide the rest's line that `_rest_after_restart` waits for)
     env = {"NEXUS_SYNC_IDLE_S": str(RELEASE_S), "NEXUS_RECYCLE_QUIET_S": str(RECYCLE_QUIET_S),
            "NEXUS_RECYCLE_AFTER_INDEX_S": str(RECYCLE_QUIET_S), "NEXUS_DB_IDLE_S": str(DB_REST_S),
-           "NEXUS_LOG_LEVEL": "INFO"}  # (the bench's WARNING would hide the rest's line, `_rest_after_restart`)  # fmt: skip
+           "NEXUS_LOG_LEVEL": "INFO"}  # fmt: skip
     with BenchDaemon(env=env) as d:
         assert d.proc is not None
         pid = d.proc.pid
