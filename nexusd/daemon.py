@@ -136,8 +136,7 @@ class Daemon:
         """Stop for good (SIGTERM, SIGINT, the `shutdown` request): a restart in place asked for before is off, and
         so is one the idle writer asks for after (its check ran as the signal came: a SIGTERM in the same
         millisecond as a restart's request restarted the daemon instead of stopping it)."""
-        self._for_good = True
-        self._recycle = None
+        self._for_good = True  # (`restarts_in_place` is then false, whatever was or will be asked)
         self._stop()
 
     @property

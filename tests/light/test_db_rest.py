@@ -198,10 +198,12 @@ def test_an_image_restarted_in_place_while_its_database_rested_lets_it_rest_soon
         restart = "stopped; starting again in place"
         wait_for(lambda: restart in log.read_text(), timeout=30, what="the restart in place")
         started = time.monotonic()
-        # the table rebuilt, then the database closed again: both in the next image's part of the log
-        wait_for(lambda: "closed the database while idle" in log.read_text().split(restart, 1)[1]
-                 and "rebuilt the symbol table" in log.read_text().split(restart, 1)[1],
-                 timeout=30, interval=0.1, what="the next image's rest")  # fmt: skip
+
+        def rested_again() -> bool:  # the table rebuilt, then the database closed: in the next image's part of the log
+            after = log.read_text().split(restart, 1)[1]
+            return "closed the database while idle" in after and "rebuilt the symbol table" in after
+
+        wait_for(rested_again, timeout=30, interval=0.1, what="the next image's rest")
         assert time.monotonic() - started < 11.0  # (the start, ~1-2 s, + 5 s + the idle tick's 2 s)
         with d.client() as c:
             assert _state(c) == "resting"
