@@ -29,6 +29,7 @@ from .memory.service import MemoryService
 from .ops import code as code_ops
 from .ops import memory as memory_ops
 from .parts import DaemonInfo, Parts
+from .query import graphq
 from .query.overlay import ViewSnapshots
 from .query.snapshot import Snapshots
 from .repos import Repo, RepoRegistry, prune_views, register
@@ -94,7 +95,17 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
         lambda conn, args: code_ops.status_section(parts, conn, args),
         lambda conn, args: memory_ops.status_section(parts.memory),
     ]
+    parts.before_rest += [
+        lambda conn: parts.counts.refresh(conn, parts.repos.all()),
+        lambda conn: _prime_broken_files(conn, parts.repos.all()),
+    ]
     return parts
+
+
+def _prime_broken_files(conn: Conn, repos: list[Repo]) -> None:
+    for repo in repos:
+        if repo.indexed_at is not None:
+            graphq.prime_broken_files(conn, repo.id, repo.graph_version)
 
 
 def start(parts: Parts) -> None:

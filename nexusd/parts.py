@@ -61,5 +61,9 @@ class Parts:
     request_stop: Callable[[], None]
     views: ViewSnapshots  # the snapshots of the repositories' other worktrees (baseline + overlay)
     status_sections: list[StatusSection] = field(default_factory=list)
+    # What the areas read of the graph ahead of its questions, run by the writer just before the database rests
+    # (`Server._idle`), so the answers they give while it rests do not open it again (status's counts, impact's
+    # files that did not parse; ARCHITECTURE.md, "Memory at rest").
+    before_rest: list[Callable[[Conn], object]] = field(default_factory=list)
     # The daemon's restart in place (`Daemon.request_recycle`, with its reason), set by the daemon once composed.
     request_recycle: Callable[[str], None] | None = None

@@ -618,9 +618,12 @@ class Server:
         gcpause.reclaim()
         rest_after = min(self._db_idle_s, REST_AFTER_RESTART_S) if self.rest_soon else self._db_idle_s
         if (not self._dirty and 0 < rest_after <= self.store.idle_s()
-                and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))
-                and self.store.sleep()):  # (the next statement opens it again)
-            self.rest_soon = False
+                and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))):
+            if self.parts is not None and self.store.opened and not self.store.dormant:
+                for read_ahead in self.parts.before_rest:  # (answers while it rests come from these)
+                    read_ahead(conn)
+            if self.store.sleep():  # (the next statement opens it again)
+                self.rest_soon = False
         if recycler is not None and self.parts is not None and not self._dirty:
             recycler.consider(self.parts.live, self.last_request_at)
 

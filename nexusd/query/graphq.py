@@ -548,13 +548,21 @@ _BROKEN: dict[tuple[str, int], frozenset[str]] = {}  # (repository, graph versio
 
 def broken_files(req: Req) -> frozenset[str]:
     """Paths of the repository whose last parse reported a syntax error (one File scan per graph version)."""
-    key = (req.snap.repo_id, req.snap.version)
+    return _broken(req.conn, req.snap.repo_id, req.snap.version)
+
+
+def prime_broken_files(conn: Conn, repo_id: str, version: int) -> None:
+    """Scan for `broken_files` of a graph version ahead of its first question: the writer does before the
+    database rests (`Parts.before_rest`), so an `impact` asked while it rests answers without opening it."""
+    _broken(conn, repo_id, version)
+
+
+def _broken(conn: Conn, repo_id: str, version: int) -> frozenset[str]:
+    key = (repo_id, version)
     found = _BROKEN.get(key)
     if found is None:
-        rows = req.conn.rows(
-            "MATCH (f:File) WHERE f.repoId = $r AND f.diagnostics CONTAINS 'syntax-error' RETURN f.path",
-            {"r": req.snap.repo_id},
-        )
+        rows = conn.rows("MATCH (f:File) WHERE f.repoId = $r AND f.diagnostics CONTAINS 'syntax-error' RETURN f.path",
+                         {"r": repo_id})  # fmt: skip
         found = frozenset(r[0] for r in rows)
         if len(_BROKEN) > 64:
             _BROKEN.clear()

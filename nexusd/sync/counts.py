@@ -4,6 +4,11 @@ Six scans of the repository's nodes and edges (~8 ms each time on a few hundred 
 `status`. Every write to a code graph goes through `LiveSync.run_sync`, which leaves a new `last_build` (ok or
 failed, with its time) or, for a no-op, nothing changed; `graph_version` moves with every commit. So the
 pair is a key that changes whenever the counts can; `repo.forget` drops the entry with the repository.
+
+Before the database rests the writer's upkeep fills in every stale entry (`refresh`): `status` is what people and
+prompts run most, and computing a count after the rest would open the database again (~90 MB for ~0.1 s and then
+for NEXUS_DB_IDLE_S more) only to answer it. Measured on 1,000 generated files: a `status` after the rest took the
+daemon from 54 to 144 MB anonymous until its next rest.
 """
 
 from __future__ import annotations
@@ -26,8 +31,12 @@ class StatusCounts:
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[Any, dict[str, Any], list[dict[str, Any]]]] = {}
 
+    @staticmethod
+    def _key(repo: Repo) -> Any:
+        return repo.graph_version, repo.indexed_at, json.dumps(repo.last_build, sort_keys=True, default=str)
+
     def get(self, conn: Conn, repo: Repo) -> Counts:
-        key = (repo.graph_version, repo.indexed_at, json.dumps(repo.last_build, sort_keys=True, default=str))
+        key = self._key(repo)
         with self._lock:
             hit = self._cache.get(repo.id)
         if hit is not None and hit[0] == key:
@@ -37,6 +46,14 @@ class StatusCounts:
         with self._lock:
             self._cache[repo.id] = (key, counts, diags)
         return counts, diags
+
+    def refresh(self, conn: Conn, repos: list[Repo]) -> int:
+        """Compute the entries of `repos` that are stale (the graph changed since); how many were."""
+        with self._lock:
+            stale = [r for r in repos if (hit := self._cache.get(r.id)) is None or hit[0] != self._key(r)]
+        for repo in stale:
+            self.get(conn, repo)
+        return len(stale)
 
     def held(self) -> list[str]:
         with self._lock:

@@ -210,3 +210,40 @@ def test_an_image_restarted_in_place_while_its_database_rested_lets_it_rest_soon
             assert _callers(c, tmp_path / "repo", "cache_key") == ["lookup"]
     finally:
         d.stop()
+
+
+def test_status_and_impact_answer_a_resting_database_without_opening_it(tmp_path: Path) -> None:
+    """`status` is what people and prompts run most: its counts are computed before the database rests, so asking
+    for them afterwards leaves it closed, for the graph's state after the index and after an edit alike (and
+    after a restart in place, whose start-up work opened it). So are `impact`'s files that did not parse."""
+    repo, d = _indexed(tmp_path, {"NEXUS_DB_IDLE_S": "1", "NEXUS_DEBUG_OPS": "1"})
+    log = d.dirs.log
+    rest = "closed the database while idle"
+    try:
+        # No `status` between the index and the rest: nothing had asked for the counts of this graph yet.
+        wait_for(lambda: rest in log.read_text(), timeout=30, interval=0.1, what="the rest after the index")
+        with d.client() as c:
+            for _ in range(2):
+                got = c.request("status", {})
+                assert got["daemon"]["database"] == "resting"
+                assert got["repos"][0]["symbols"] == 3 and sum(got["repos"][0]["edges"]["calls"].values()) == 1  # (the module too)
+            assert _callers(c, repo, "cache_key") == ["lookup"] and _state(c) == "resting"
+            (repo / "pkg/cache.py").write_text(SOURCE["pkg/cache.py"] + "\n\ndef spare():\n    return lookup({}, 1)\n")
+            c.request("sync", {"repo": str(repo)}, timeout=60)
+            assert _state(c) == "open"
+            rests = log.read_text().count(rest)
+            wait_for(lambda: log.read_text().count(rest) > rests, timeout=30, interval=0.1, what="the rest after the edit")
+            for _ in range(2):
+                got = c.request("status", {})
+                assert got["daemon"]["database"] == "resting"
+                assert got["repos"][0]["symbols"] == 4 and sum(got["repos"][0]["edges"]["calls"].values()) == 2
+            assert _callers(c, repo, "lookup") == ["spare"] and _state(c) == "resting"
+            c.request("debug.recycle", {})
+        wait_for(lambda: log.read_text().count(rest) > rests + 1, timeout=40, interval=0.1, what="the next image's rest")
+        with d.client() as c:
+            for _ in range(2):
+                got = c.request("status", {})
+                assert got["daemon"]["database"] == "resting" and got["repos"][0]["symbols"] == 4
+            assert _callers(c, repo, "lookup") == ["spare"] and _state(c) == "resting"
+    finally:
+        d.stop()
