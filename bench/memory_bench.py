@@ -13,7 +13,7 @@ Rows (each printed, all written to bench/results/memory_bench.json):
   its idle checkpoint and heap trim, and read again 1.5 s after that checkpoint is due), bytes per symbol over the
   idle daemon, the RSS settled 40 s after the queries, the RSS
   once the idle daemon has let the symbol table go (NEXUS_SYNC_IDLE_S=60 for this daemon), once its database
-  rested (NEXUS_DB_IDLE_S=90), once it restarted itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and
+  rested (NEXUS_DB_IDLE_S=90) and after a `status` and an `impact` asked while it rests, once it restarted itself in place after that (NEXUS_RECYCLE_QUIET_S=120, and
   NEXUS_RECYCLE_AFTER_INDEX_S too: nexusd/recycle.py) and the next image's database rested again (a daemon idle
   for long: bytes per symbol there too) and after its next query, the first query after
   a restart, and the RSS settled after the restarted daemon's first edit (which builds its
@@ -371,6 +371,14 @@ def corpus_row(name: str, root: Path, idle_anon: float) -> dict[str, Any]:
             )
             hit = next(r for q in QUERIES
                        for r in c.request("locate", {"repo": str(root), "query": q, "limit": 1}, timeout=600)["results"])
+            # `status` and `impact` while it rests answer from what the writer read just before the rest
+            # (`Parts.before_rest`): the database stays closed, and so does what it would hold.
+            c.request("status", {}, timeout=60)
+            c.request("impact", {"repo": str(root), "symbol": hit["key"]}, timeout=600)
+            out["database_after_status_and_impact"] = c.request("status", {}, timeout=60)["daemon"]["database"]
+            out["rss_after_status_and_impact"] = settled(pid, since=time.monotonic(), after_s=3, samples=3)
+            print(f"[{name}] after status and impact while it rests: the database "
+                  f"{out['database_after_status_and_impact']}, {out['rss_after_status_and_impact']}", flush=True)
             _, wake = timed(lambda: c.request("show", {"repo": str(root), "symbol": hit["key"]}, timeout=600))
             out["first_graph_read_after_rest_s"] = round(wake, 3)
             out["rss_after_graph_read"] = mem_mb(pid)
