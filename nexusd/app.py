@@ -54,7 +54,7 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
     repos = RepoRegistry()
     repos.sidecar = dirs.data / SIDECAR
     live = LiveSync(repos, writer, dirs.cache, watch=not config.get("NEXUS_NO_WATCH"))
-    history = HistoryService(dirs, repos, writer)
+    history = HistoryService(dirs, repos, writer, resting=lambda: store.dormant)
     parts = Parts(
         info=info,
         store=store,

@@ -80,6 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NEXUS_SNAPSHOT_IDLE_S", float, 0.0, "A repository whose query snapshot no query needed for this long lets it go once it is saved (the next query loads the file again, ~0.06 s for the standard library), in seconds (0, the default for now: never).", "daemon"),
     Setting("NEXUS_NO_WATCH", bool, False, "Do not watch registered repositories (sync only on request).", "daemon"),
     Setting("NEXUS_SPOOL_INTERVAL", float, 30.0, "Seconds between ingests of the shell and git-hook spools.", "daemon"),
+    Setting("NEXUS_SPOOL_REST_S", float, 600.0, "While the database rests (NEXUS_DB_IDLE_S), shell commands wait in the spool up to this long before an ingest opens it again; sooner once anything else opens it; `nexus query` has them taken in first (the shell.ingest op), in seconds (0: every NEXUS_SPOOL_INTERVAL as when it is open).", "daemon"),
     Setting("NEXUS_HISTORY_COMMITS", int, 100_000, "Commits whose messages the first `history sync` reads (default: the whole history).", "daemon"),
     Setting("NEXUS_HISTORY_PATCHES", int, 5000, "The latest non-merge commits whose diffs are read; older commits keep their message.", "daemon"),
     Setting("NEXUS_QUERY_EXPAND", bool, False, "`query` adds terms from its first pass's best commits and docs (pseudo-relevance feedback) and ranks again.", "daemon"),

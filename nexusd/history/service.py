@@ -3,13 +3,19 @@ timer, and what runs after a code sync or a git hook. Built once by the composit
 
 The spool is ingested at start and every `NEXUS_SPOOL_INTERVAL` seconds (default 30) through the writer, so
 commands typed while no client asks for anything still arrive; the pending (unattributed) commands are tried
-again when the registered repositories changed.
+again when the registered repositories changed. While the database rests (ARCHITECTURE.md, "Memory at rest")
+the spool waits up to `NEXUS_SPOOL_REST_S` (600 s) instead, or until something else opens the database: an
+ingest opens it, and with the shell hook a command every 30 s kept it open all day (~90 MB). The spool is a file,
+so a command waiting in it is not lost to a stop or a kill; `shell.ingest` (which `nexus query` sends
+first) takes it at once.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,14 +35,16 @@ log = logging.getLogger(__name__)
 
 
 class HistoryService:
-    def __init__(self, dirs: Dirs, repos: RepoRegistry, writer: Writer):
+    def __init__(self, dirs: Dirs, repos: RepoRegistry, writer: Writer, resting: Callable[[], bool] = lambda: False):
         self.repos = repos
+        self.resting = resting  # the database rests (`Store.dormant`): the spool may wait (NEXUS_SPOOL_REST_S)
         self.writer = writer
         self.spool = dirs.spool
         self.archive = dirs.state / "shell.archive"
         self.pending = dirs.state / "shell.pending"
         self.deny = DenyList(dirs.data / "history-denylist.json")
         self.interval_s = float(config.get("NEXUS_SPOOL_INTERVAL"))
+        self.rest_wait_s = float(config.get("NEXUS_SPOOL_REST_S"))
         self._known: frozenset[str] | None = None  # the repositories the last spool ingest attributed to
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -94,11 +102,18 @@ class HistoryService:
         self._thread.start()
 
     def _loop(self) -> None:
+        waiting_since: float | None = None  # when the timer first saw commands in the spool, while they wait
         while not self._stop.wait(self.interval_s):
             try:
                 waiting = self.spool.exists() and self.spool.stat().st_size > 0
                 repos_changed = self._known != self._registered()
+                now = time.monotonic()
+                waiting_since = (waiting_since or now) if waiting else None
+                if (waiting and not repos_changed and self.resting() and self.rest_wait_s > 0
+                        and waiting_since is not None and now - waiting_since < self.rest_wait_s):
+                    continue  # (the database rests: the commands wait in the spool, see the module docstring)
                 if (waiting or repos_changed) and not self.writer.stopping.is_set():
+                    waiting_since = None
                     self.writer.submit_internal(self.ingest_spool_now)
             except Exception:  # the timer must survive anything
                 log.exception("spool timer failed")

@@ -247,3 +247,51 @@ def test_status_and_impact_answer_a_resting_database_without_opening_it(tmp_path
             assert _callers(c, repo, "lookup") == ["spare"] and _state(c) == "resting"
     finally:
         d.stop()
+
+
+def _spool_command(d: DaemonProcess, repo: Path, command: str) -> None:
+    now = time.time()
+    with open(d.dirs.spool, "a") as spool:  # (what the shell hook's one `printf >>` appends)
+        spool.write(f"N1\tbash\t{now - 1:.6f}\t{now:.6f}\t2\t{repo}\t{command}\n")
+
+
+def _spooled(d: DaemonProcess) -> int:
+    return d.dirs.spool.stat().st_size if d.dirs.spool.exists() else 0
+
+
+def _shell_found(c: Any, repo: Path, words: str) -> bool:
+    got = c.request("query", {"repo": str(repo), "text": words, "kinds": ["shell"], "limit": 5})["results"]
+    return any(words in r.get("command", "") for r in got)
+
+
+def test_shell_commands_wait_in_the_spool_while_the_database_rests(tmp_path: Path) -> None:
+    """An ingest opens the database, so while it rests the shell hook's spool waits (NEXUS_SPOOL_REST_S) until
+    something else opens it, or until it waited that long; `shell.ingest` takes it at once. Nothing is lost."""
+    env = {"NEXUS_DB_IDLE_S": "1", "NEXUS_SPOOL_INTERVAL": "0.3"}
+    repo, d = _indexed(tmp_path, {**env, "NEXUS_SPOOL_REST_S": "600"})
+    try:
+        with d.client() as c:
+            assert _rests(c)
+            _spool_command(d, repo, "make flaky-probe-one")
+            time.sleep(3.0)  # (ten spool ticks)
+            assert _state(c) == "resting" and _spooled(d) > 0
+            c.request("show", {"repo": str(repo), "symbol": "cache_key"})  # opens the database: the spool follows
+            wait_for(lambda: _spooled(d) == 0, timeout=15, what="the spool's ingest once the database opened")
+            wait_for(lambda: _shell_found(c, repo, "make flaky-probe-one"), timeout=15, what="the command found")
+            assert _rests(c)
+            _spool_command(d, repo, "make flaky-probe-two")
+            time.sleep(1.5)
+            assert _state(c) == "resting" and _spooled(d) > 0
+            c.request("shell.ingest", {})
+            assert _shell_found(c, repo, "make flaky-probe-two")
+    finally:
+        d.stop()
+    repo, d = _indexed(tmp_path / "again", {**env, "NEXUS_SPOOL_REST_S": "2"})
+    try:
+        with d.client() as c:
+            assert _rests(c)
+            _spool_command(d, repo, "make flaky-probe-three")
+            wait_for(lambda: _spooled(d) == 0, timeout=15, what="the spool's ingest once it waited NEXUS_SPOOL_REST_S")
+            wait_for(lambda: _shell_found(c, repo, "make flaky-probe-three"), timeout=15, what="the command found")
+    finally:
+        d.stop()
