@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from nexusd import config
+from nexusd import config, recycle
 from nexusd.paths import read_pid
 from nexusd.recycle import Recycler
 from tests.helpers import DaemonProcess, make_repo, wait_for
@@ -166,6 +166,7 @@ def kept(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """The MB the allocator keeps beyond its live objects, as the next readings will say (first: the baseline)."""
     readings: list[int] = []
     monkeypatch.setattr(Recycler, "kept_mb", staticmethod(lambda: (readings.pop(0), 400)))
+    monkeypatch.setattr(recycle, "anon_rss", lambda: 4096 * 2**20)  # (a large daemon: NEXUS_RECYCLE_MB decides)
     monkeypatch.setenv("NEXUS_RECYCLE_MB", "128")
     monkeypatch.setenv("NEXUS_RECYCLE_QUIET_S", "30")
     config.reload()
@@ -268,3 +269,26 @@ def test_a_limit_of_zero_never_asks(kept: list[int], monkeypatch: pytest.MonkeyP
     r.note()
     assert not r.consider(_Live(False), time.monotonic() - 60)
     assert asked == [] and kept == []  # (not even measured)
+
+
+def test_a_small_daemon_restarts_once_what_is_kept_is_a_fifth_of_it(kept: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1,000 generated files, their table let go and their database rested: ~13 MB kept of ~48 MB anonymous, far
+    # under NEXUS_RECYCLE_MB, where a restarted image holds ~33 MB.
+    asked: list[str] = []
+    r = Recycler(asked.append)
+    kept.append(2)
+    r.start()
+    long_ago = time.monotonic() - 60
+    monkeypatch.setattr(recycle, "anon_rss", lambda: 48 * 2**20)
+    r.note()
+    kept.append(2 + 7)  # 7 MB: a fifth of 48, but under SHARE_MIN_MB
+    assert not r.consider(_Live([]), long_ago)
+    r.note()
+    monkeypatch.setattr(recycle, "anon_rss", lambda: 140 * 2**20)  # the database open: 13 MB is not a fifth
+    kept.append(2 + 13)
+    assert not r.consider(_Live([]), long_ago)
+    r.note()
+    monkeypatch.setattr(recycle, "anon_rss", lambda: 48 * 2**20)
+    kept.append(2 + 13)
+    assert r.consider(_Live([]), long_ago)
+    assert len(asked) == 1 and "48 MB anonymous" in asked[0]
