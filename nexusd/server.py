@@ -621,7 +621,10 @@ class Server:
                 and (self.parts is None or self.parts.live.graphs_checked(self.store.delete_folds))):
             if self.parts is not None and self.store.opened and not self.store.dormant:
                 for read_ahead in self.parts.before_rest:  # (answers while it rests come from these)
-                    read_ahead(conn)
+                    try:
+                        read_ahead(conn)
+                    except Exception:  # (the answer that needs it opens the database again instead)
+                        log.exception("reading ahead before the database rests failed")
             if self.store.sleep():  # (the next statement opens it again)
                 self.rest_soon = False
         if recycler is not None and self.parts is not None and not self._dirty:
