@@ -105,7 +105,7 @@ def build(info: DaemonInfo, store: Store, writer: Writer, request_stop: Callable
 def _prime_broken_files(conn: Conn, repos: list[Repo]) -> None:
     for repo in repos:
         if repo.indexed_at is not None:
-            graphq.prime_broken_files(conn, repo.id, repo.graph_version)
+            graphq.broken_paths(conn, repo.id, repo.graph_version)
 
 
 def start(parts: Parts) -> None:

@@ -107,10 +107,12 @@ class HistoryService:
             try:
                 waiting = self.spool.exists() and self.spool.stat().st_size > 0
                 repos_changed = self._known != self._registered()
-                now = time.monotonic()
-                waiting_since = (waiting_since or now) if waiting else None
-                if (waiting and not repos_changed and self.resting() and self.rest_wait_s > 0
-                        and waiting_since is not None and now - waiting_since < self.rest_wait_s):
+                if not waiting:
+                    waiting_since = None
+                elif waiting_since is None:
+                    waiting_since = time.monotonic()
+                if (waiting_since is not None and not repos_changed and self.resting()
+                        and time.monotonic() - waiting_since < self.rest_wait_s):
                     continue  # (the database rests: the commands wait in the spool, see the module docstring)
                 if (waiting or repos_changed) and not self.writer.stopping.is_set():
                     waiting_since = None

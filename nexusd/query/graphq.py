@@ -547,17 +547,13 @@ _BROKEN: dict[tuple[str, int], frozenset[str]] = {}  # (repository, graph versio
 
 
 def broken_files(req: Req) -> frozenset[str]:
-    """Paths of the repository whose last parse reported a syntax error (one File scan per graph version)."""
-    return _broken(req.conn, req.snap.repo_id, req.snap.version)
+    return broken_paths(req.conn, req.snap.repo_id, req.snap.version)
 
 
-def prime_broken_files(conn: Conn, repo_id: str, version: int) -> None:
-    """Scan for `broken_files` of a graph version ahead of its first question: the writer does before the
-    database rests (`Parts.before_rest`), so an `impact` asked while it rests answers without opening it."""
-    _broken(conn, repo_id, version)
-
-
-def _broken(conn: Conn, repo_id: str, version: int) -> frozenset[str]:
+def broken_paths(conn: Conn, repo_id: str, version: int) -> frozenset[str]:
+    """Paths of the repository whose last parse reported a syntax error (one File scan per graph version). The
+    writer scans ahead before the database rests (`Parts.before_rest`), so an `impact` asked while it rests
+    answers without opening it."""
     key = (repo_id, version)
     found = _BROKEN.get(key)
     if found is None:

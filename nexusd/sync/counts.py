@@ -31,12 +31,8 @@ class StatusCounts:
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[Any, dict[str, Any], list[dict[str, Any]]]] = {}
 
-    @staticmethod
-    def _key(repo: Repo) -> Any:
-        return repo.graph_version, repo.indexed_at, json.dumps(repo.last_build, sort_keys=True, default=str)
-
     def get(self, conn: Conn, repo: Repo) -> Counts:
-        key = self._key(repo)
+        key = (repo.graph_version, repo.indexed_at, json.dumps(repo.last_build, sort_keys=True, default=str))
         with self._lock:
             hit = self._cache.get(repo.id)
         if hit is not None and hit[0] == key:
@@ -47,13 +43,10 @@ class StatusCounts:
             self._cache[repo.id] = (key, counts, diags)
         return counts, diags
 
-    def refresh(self, conn: Conn, repos: list[Repo]) -> int:
-        """Compute the entries of `repos` that are stale (the graph changed since); how many were."""
-        with self._lock:
-            stale = [r for r in repos if (hit := self._cache.get(r.id)) is None or hit[0] != self._key(r)]
-        for repo in stale:
+    def refresh(self, conn: Conn, repos: list[Repo]) -> None:
+        """Compute the entries of `repos` that are stale (the graph changed since); `get` keeps the others."""
+        for repo in repos:
             self.get(conn, repo)
-        return len(stale)
 
     def held(self) -> list[str]:
         with self._lock:
