@@ -160,20 +160,37 @@ MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) 
 # table refers to them. A read of one checks `Conn.has_table` first: a missing table holds no rows.
 OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector"})
 
+# The memory layer's tables are made together, before the first memory record is applied (`model.apply` calls
+# `Conn.ensure_table`), and dropped together at open while none of its node tables holds a row: its six node
+# tables are ~32 MB of an open database (the standard library's daemon after its queries, 15 -> 9 node tables),
+# paid by every daemon that never remembered anything. Reads of memory check `Conn.has_table` first, as the
+# optional tables' do. Memory that exists is never dropped: a database holding one fact has the whole group.
+MEMORY_TABLES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES + MEMORY_REL_TABLES)
+MEMORY_NODES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES)
+# Tables a database may lack: `Conn.has_table` reads which it has.
+LAZY_TABLES = OPTIONAL_TABLES | MEMORY_TABLES
+
 
 def ddl_of(name: str) -> str:
     """The CREATE statement of one table."""
     return next(ddl for ddl in all_table_ddl() if table_name(ddl) == name)
 
 
-def all_table_ddl(optional: Iterable[str] = OPTIONAL_TABLES) -> list[str]:
+def memory_ddl() -> list[str]:
+    """The memory group's CREATE statements, node tables first."""
+    return MEMORY_NODE_TABLES + MEMORY_REL_TABLES
+
+
+def all_table_ddl(optional: Iterable[str] = LAZY_TABLES) -> list[str]:
     """Every table's CREATE statement, in an order that creates each table after the tables it refers to; of the
-    optional node tables only those in `optional`."""
+    optional node tables only those in `optional`, and the memory group when `optional` names any of it."""
     keep = set(optional)
+    if keep & MEMORY_TABLES:
+        keep |= MEMORY_TABLES
     return [ddl for ddl in (
         REGISTRY_TABLES + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
         + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
-    ) if table_name(ddl) not in OPTIONAL_TABLES or table_name(ddl) in keep]  # fmt: skip
+    ) if table_name(ddl) not in LAZY_TABLES or table_name(ddl) in keep]  # fmt: skip
 
 
 # -- content hashes ---------------------------------------------------------------------------------------

@@ -150,16 +150,18 @@ class Conn:
         return self._store
 
     def has_table(self, name: str) -> bool:
-        """Whether the database has this table now: always for a table the schema makes at open, and for an
-        optional one (`schema.OPTIONAL_TABLES`) once a row was written to it. A missing table holds no rows."""
-        return name not in schema.OPTIONAL_TABLES or name in self._store.optional_tables(self)
+        """Whether the database has this table now: always for a table the schema makes at open, for an optional
+        one (`schema.OPTIONAL_TABLES`) once a row was written to it, and for a memory table once a memory record
+        was applied (`schema.MEMORY_TABLES`, made together). A missing table holds no rows."""
+        return name not in schema.LAZY_TABLES or name in self._store.optional_tables(self)
 
     def ensure_table(self, name: str) -> None:
-        """Make an optional table before its first row. Inside a transaction, a rollback undoes it with the rest;
-        until the transaction ends no other connection can see it, so none keeps its reading of which tables
-        exist (`Store.optional_tables`)."""
+        """Make an optional table, or the memory group, before its first row. Inside a transaction, a rollback
+        undoes it with the rest; until the transaction ends no other connection can see it, so none keeps its
+        reading of which tables exist (`Store.optional_tables`)."""
         if not self.has_table(name):
-            self.execute(schema.ddl_of(name))
+            for ddl in schema.memory_ddl() if name in schema.MEMORY_TABLES else [schema.ddl_of(name)]:
+                self.execute(ddl)
             if self.in_transaction:
                 self._made_table = self._store.tables_pending = True
             self._store.forget_tables()
@@ -616,6 +618,11 @@ class Store:
             if not self._read_only and not conn.scalar(f"MATCH (n:{name}) RETURN count(n)"):
                 conn.execute(f"DROP TABLE {name}")  # empty: made again at its first row (schema.OPTIONAL_TABLES)
                 existing.discard(name)
+        if existing & schema.MEMORY_NODES and not self._read_only and not any(
+            conn.scalar(f"MATCH (n:{name}) RETURN count(n)") for name in sorted(schema.MEMORY_NODES & existing)
+        ):  # no memory: the group goes, and comes back before the first record (schema.MEMORY_TABLES)
+            self._drop(schema.MEMORY_DROP_ORDER)
+            existing -= schema.MEMORY_TABLES
         for ddl in schema.all_table_ddl(optional=existing):
             conn.execute(ddl)
         self.forget_tables()
@@ -636,14 +643,14 @@ class Store:
                 log.info("dropped the full-text index %s, which no query uses", row["index_name"])
 
     def optional_tables(self, conn: Conn) -> frozenset[str]:
-        """Which of the optional node tables (`schema.OPTIONAL_TABLES`) the database has, as `conn` sees them: read
+        """Which of the tables it may lack (`schema.LAZY_TABLES`) the database has, as `conn` sees them: read
         once and kept until a table is made or dropped. A reading taken while a transaction that made one is open,
         or across the making, is not kept (another connection's reading would miss the table for good, and a
         delete on the writer would then skip its rows)."""
         present = self._optional
         if present is None:
             gen = self._optional_gen
-            present = frozenset(schema.OPTIONAL_TABLES & {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")})
+            present = frozenset(schema.LAZY_TABLES & {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")})
             if gen == self._optional_gen and not self.tables_pending:
                 self._optional = present
         return present

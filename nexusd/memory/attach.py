@@ -176,6 +176,8 @@ def memory_for_symbol(
     """The facts this user remembered about a symbol, each with its status (for `show` and `context`). `here`:
     (worktree root, the symbol's content hash in that worktree's view) when asked from a view that has its own
     version of the symbol: the status is against it, and a symbol the graph lacks marks the fact `viewOnly`."""
+    if not conn.has_table("Fact"):
+        return []
     rows = conn.dicts(
         "MATCH (f:Fact) WHERE f.userId = $u AND f.repoId = $r AND f.symbolId = $s "
         "RETURN f.id AS id, f.text AS text, f.createdAt AS createdAt, f.usedCount AS usedCount, "

@@ -140,7 +140,9 @@ def ensure_user(conn: Conn, user: str, at: float) -> None:
 
 
 def apply(conn: Conn, record: dict[str, Any]) -> None:
-    """Apply one journal record (inside the caller's transaction). Idempotent."""
+    """Apply one journal record (inside the caller's transaction). Idempotent. The memory tables are made with the
+    first record a database gets (`schema.MEMORY_TABLES`)."""
+    conn.ensure_table("Session")
     kind = record["op"]
     if kind in ("Session", "Turn", "Fact", "Procedure", "Handoff"):
         props = record["node"]
@@ -210,6 +212,8 @@ def apply(conn: Conn, record: dict[str, Any]) -> None:
 
 def relink(conn: Conn, repo_id: str) -> int:
     """Recreate the links of one repository's memory (after a code rebuild or a replay into a fresh graph)."""
+    if not conn.has_table("Session"):
+        return 0  # (no memory yet: no tables)
     count = 0
     for label in LABELS:
         rows = conn.dicts(f"MATCH (n:{label}) WHERE n.repoId = $r RETURN n.*", {"r": repo_id})

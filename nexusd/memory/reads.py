@@ -1,5 +1,6 @@
 """The memory operations' reads, as Cypher in one place (the handlers in ops/memory.py hold none). Every query
-filters on userId and repoId where the node has them; writes go through `MemoryService.write`, never here."""
+filters on userId and repoId where the node has them; writes go through `MemoryService.write`, never here. A
+database that never held memory has no memory tables (`schema.MEMORY_TABLES`): every read answers nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ _SESSION_COLS = "s.id AS id, s.turnCount AS turnCount, s.endedAt AS endedAt"
 
 
 def session(conn: Conn, session_id: str, user: str, repo_id: str) -> dict[str, Any] | None:
+    if not conn.has_table("Session"):
+        return None
     rows = conn.dicts(
         f"MATCH (s:Session {{id: $id}}) WHERE s.userId = $u AND s.repoId = $r RETURN {_SESSION_COLS}",
         {"id": session_id, "u": user, "r": repo_id},
@@ -21,6 +24,8 @@ def session(conn: Conn, session_id: str, user: str, repo_id: str) -> dict[str, A
 
 
 def latest_open_session(conn: Conn, user: str, repo_id: str) -> dict[str, Any] | None:
+    if not conn.has_table("Session"):
+        return None
     rows = conn.dicts(
         f"MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r AND s.endedAt IS NULL "
         f"RETURN {_SESSION_COLS} ORDER BY s.startedAt DESC LIMIT 1",
@@ -31,6 +36,8 @@ def latest_open_session(conn: Conn, user: str, repo_id: str) -> dict[str, Any] |
 
 def session_started(conn: Conn, session_id: str) -> dict[str, Any] | None:
     """Any user's session with this id (ids are content-addressed by user and repository)."""
+    if not conn.has_table("Session"):
+        return None
     rows = conn.dicts(
         "MATCH (s:Session {id: $id}) RETURN s.startedAt AS startedAt, s.userId AS u, s.repoId AS r", {"id": session_id}
     )
@@ -38,6 +45,8 @@ def session_started(conn: Conn, session_id: str) -> dict[str, Any] | None:
 
 
 def sessions(conn: Conn, user: str, repo_id: str, limit: int) -> list[dict[str, Any]]:
+    if not conn.has_table("Session"):
+        return []
     return conn.dicts(
         "MATCH (s:Session) WHERE s.userId = $u AND s.repoId = $r RETURN s.id AS id, s.title AS title, "
         "s.startedAt AS startedAt, s.endedAt AS endedAt, s.turnCount AS turns ORDER BY s.startedAt DESC LIMIT $n",
@@ -46,15 +55,21 @@ def sessions(conn: Conn, user: str, repo_id: str, limit: int) -> list[dict[str, 
 
 
 def exists(conn: Conn, label: str, node_id: str) -> bool:
+    if not conn.has_table("Session"):
+        return False
     return bool(conn.rows(f"MATCH (n:{label} {{id: $id}}) RETURN n.id", {"id": node_id}))
 
 
 def turn_ordinal(conn: Conn, turn_id: str) -> Any:
+    if not conn.has_table("Session"):
+        return None
     return conn.scalar("MATCH (t:Turn {id: $id}) RETURN t.ordinal", {"id": turn_id})
 
 
 def latest_handoff(conn: Conn, user: str, repo_id: str) -> dict[str, Any] | None:
     """The newest handoff's properties (unprefixed), or None."""
+    if not conn.has_table("Session"):
+        return None
     rows = conn.dicts(
         "MATCH (h:Handoff) WHERE h.userId = $u AND h.repoId = $r RETURN h.* ORDER BY h.createdAt DESC, h.id LIMIT 1",
         {"u": user, "r": repo_id},
@@ -63,6 +78,8 @@ def latest_handoff(conn: Conn, user: str, repo_id: str) -> dict[str, Any] | None
 
 
 def turns(conn: Conn, ids: Sequence[str], user: str, repo_id: str) -> list[dict[str, Any]]:
+    if not conn.has_table("Session"):
+        return []
     return conn.dicts(
         "MATCH (t:Turn) WHERE t.id IN $ids AND t.userId = $u AND t.repoId = $r "
         "RETURN t.id AS id, t.sessionId AS session, t.ordinal AS ordinal, t.role AS role, t.text AS text "
@@ -73,6 +90,8 @@ def turns(conn: Conn, ids: Sequence[str], user: str, repo_id: str) -> list[dict[
 
 def ids_in_scope(conn: Conn, label: str, user: str, repo_id: str, ids: Sequence[str] | None) -> list[str]:
     """The ids of `label` nodes of this user in this repository (only among `ids` when given)."""
+    if not conn.has_table("Session"):
+        return []
     params: dict[str, Any] = {"u": user, "r": repo_id}
     where = "n.userId = $u AND n.repoId = $r"
     if ids is not None:
@@ -82,6 +101,8 @@ def ids_in_scope(conn: Conn, label: str, user: str, repo_id: str, ids: Sequence[
 
 
 def session_turn_ids(conn: Conn, session_ids: Sequence[str], user: str) -> list[str]:
+    if not conn.has_table("Session"):
+        return []
     rows = conn.rows("MATCH (t:Turn) WHERE t.sessionId IN $s AND t.userId = $u RETURN t.id",
                      {"s": list(session_ids), "u": user})  # fmt: skip
     return [r[0] for r in rows]

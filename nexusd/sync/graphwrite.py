@@ -449,6 +449,8 @@ def write_incremental(
         saved: dict[str, list[list[Any]]] = {}
         if changed:
             for rel, src, props in INCOMING_RELS:
+                if not conn.has_table(rel):
+                    continue  # (ABOUT, before any memory)
                 own = " AND NOT (a.repoId = $repo AND a.path IN $paths)" if src == "Symbol" else ""
                 saved[rel] = conn.rows(
                     f"MATCH (a:{src})-[r:{rel}]->(b:Symbol) WHERE b.repoId = $repo AND b.path IN $paths{own} "

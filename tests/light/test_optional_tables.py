@@ -131,3 +131,51 @@ def test_another_connection_sees_a_table_made_inside_a_transaction_once_it_commi
     assert reader.has_table("ShellCommand") and writer.has_table("ShellCommand")
     assert reader.scalar("MATCH (n:ShellCommand) RETURN count(n)") == 1
     store.close()
+
+
+def test_the_memory_tables_come_with_the_first_memory_and_go_when_none_is_left(tmp_path: Path) -> None:
+    """A database that never held memory has none of its tables (~32 MB of an open database): every memory read
+    answers nothing, a code edit keeps working, the first write makes the group, and forgetting it all lets the
+    group go at the next open, after which the journal's replay brings nothing back."""
+    repo = _repo(tmp_path / "r")
+    scope = {"user": "alice", "repo": str(repo)}
+    d = DaemonProcess()
+    d.start()
+    try:
+        with d.client() as c:
+            c.request("index", scope, timeout=120)
+            # Every memory read, with no memory table there.
+            assert c.request("recall", {**scope, "query": "wheel"})["items"] == []
+            assert c.request("session.list", scope)["sessions"] == []
+            assert c.request("handoff.read", scope)["handoff"] is None
+            assert c.request("memory.export", scope)["records"] == []
+            assert c.request("memory.forget", {**scope, "all": True})["deleted"] == 0
+            shown = c.request("show", {**scope, "symbol": "build_wheel"})
+            assert shown["node"]["name"] == "build_wheel" and shown["memory"] == []
+            c.request("history.sync", scope, timeout=120)
+            assert c.request("query", {**scope, "text": "wheel builder"})["results"]
+            (repo / "a.py").write_text("def build_wheel():\n    return 2\n")
+            c.request("sync", scope, timeout=120)
+        d.stop()
+        assert not _tables(d.dirs.db) & schema.MEMORY_TABLES
+        d.start()
+        with d.client() as c:
+            fact = c.request("remember", {**scope, "text": "the wheel builder returns a version", "about": "build_wheel"})
+            (repo / "a.py").write_text("def build_wheel():\n    return 3\n")  # (its ABOUT edge kept across the edit)
+            c.request("sync", scope, timeout=120)
+            [item] = c.request("recall", {**scope, "query": "wheel version"})["items"]
+            assert item["id"] == fact["id"] and item["status"] == "stale"
+        d.stop()
+        assert _tables(d.dirs.db) >= schema.MEMORY_TABLES  # kept: it holds a fact
+        d.start()
+        with d.client() as c:
+            assert [i["id"] for i in c.request("recall", {**scope, "query": "wheel version"})["items"]] == [fact["id"]]
+            assert c.request("memory.forget", {**scope, "all": True})["deleted"] == 1
+        d.stop()
+        assert not _tables(d.dirs.db) & schema.MEMORY_TABLES  # none left: dropped at the next open
+        d.start()
+        with d.client() as c:
+            assert c.request("status", scope)["memory"]["replayed"] == 0
+            assert c.request("recall", {**scope, "query": "wheel version"})["items"] == []
+    finally:
+        d.cleanup()
