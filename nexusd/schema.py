@@ -17,6 +17,11 @@ import re
 import uuid
 from collections.abc import Iterable
 
+# Positions set at every write (the memory journal's last applied record): integers, set in place. As a Meta
+# string, each SET made the next checkpoint write the column's chunk again with every value it had held. Made at the
+# first memory record (an optional table: a database that never held memory has no position to keep).
+POSITION_TABLE = "CREATE NODE TABLE IF NOT EXISTS Position(key STRING PRIMARY KEY, seq INT64, byteOffset INT64)"
+
 # Bump when a code/history table changes shape: the code layer is rebuilt from the files.
 CODE_SCHEMA_VERSION = 5  # 5: File.hash and Symbol.contentHash are UUIDs (fixed width, set in place), unresolved sites' lines relative to their symbol's start (raw@+offset); 4: Change.symbolNames/symbolRenames (the symbols a change touched and renamed, named at its commit); 3: signatures and docs redacted; unresolved calls stored as raw@line (ext: marked); new symbol kinds
 # Bump when a memory table changes shape: memory tables are recreated and refilled from the journal.
@@ -24,9 +29,6 @@ MEMORY_SCHEMA_VERSION = 2
 
 REGISTRY_TABLES = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
-    # Positions set at every write (the memory journal's last applied record): integers, set in place. As a
-    # Meta string, each SET made the next checkpoint write the column's chunk again with every value it had held.
-    "CREATE NODE TABLE IF NOT EXISTS Position(key STRING PRIMARY KEY, seq INT64, byteOffset INT64)",
     """CREATE NODE TABLE IF NOT EXISTS Repository(
         id STRING PRIMARY KEY, root STRING, name STRING, origin STRING, userId STRING,
         graphVersion INT64, indexedAt DOUBLE, indexedRevision STRING, schemaVersion INT64,
@@ -156,14 +158,14 @@ MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) 
 # Node tables made only when a row is first written to them (`Conn.ensure_table`), and dropped again at open while
 # empty (`Store.ensure_schema`): each node table costs ~5.3 MB of resident memory in Kuzu 0.11.3, empty or not, from
 # the moment the database opens (ARCHITECTURE.md, "Memory at rest"), and these hold rows only for what a user opts
-# into: the shell hook or a scraped shell history, assistant transcripts, an embeddings endpoint. No relationship
-# table refers to them. A read of one checks `Conn.has_table` first: a missing table holds no rows.
-OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector"})
+# into: the shell hook or a scraped shell history, assistant transcripts, an embeddings endpoint, and the memory
+# journal's position for a database that was ever given memory. No relationship table refers to them. A read of one checks `Conn.has_table` first: a missing table holds no rows.
+OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector", "Position"})
 
 # The memory layer's tables are made together, before the first memory record is applied (`model.apply` calls
 # `Conn.ensure_table`), and dropped together at open while none of its node tables holds a row: its six node
-# tables are ~32 MB of an open database (the standard library's daemon after its queries, 15 -> 9 node tables),
-# paid by every daemon that never remembered anything. Reads of memory check `Conn.has_table` first, as the
+# tables are ~32 MB of an open database (15 node tables -> 8 with `Position`), paid by every daemon that never
+# remembered anything. Reads of memory check `Conn.has_table` first, as the
 # optional tables' do. Memory that exists is never dropped: a database holding one fact has the whole group.
 MEMORY_TABLES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES + MEMORY_REL_TABLES)
 MEMORY_NODES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES)
@@ -188,7 +190,7 @@ def all_table_ddl(optional: Iterable[str] = LAZY_TABLES) -> list[str]:
     if keep & MEMORY_TABLES:
         keep |= MEMORY_TABLES
     return [ddl for ddl in (
-        REGISTRY_TABLES + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
+        REGISTRY_TABLES + [POSITION_TABLE] + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
         + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
     ) if table_name(ddl) not in LAZY_TABLES or table_name(ddl) in keep]  # fmt: skip
 

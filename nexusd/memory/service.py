@@ -149,7 +149,9 @@ class MemoryService:
         log.info("memory: %d searchable nodes, journal at seq %d", len(self._index), self.journal.last_seq)
 
     def _position(self, conn: Conn) -> tuple[int, int]:
-        rows = conn.rows("MATCH (p:Position {key: $k}) RETURN p.seq, p.byteOffset", {"k": META_POSITION})
+        rows = conn.has_table("Position") and conn.rows(
+            "MATCH (p:Position {key: $k}) RETURN p.seq, p.byteOffset", {"k": META_POSITION}
+        )
         if rows:
             return int(rows[0][0]), int(rows[0][1])
         value = conn.scalar("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": META_POSITION})  # (a store before
@@ -211,6 +213,7 @@ class MemoryService:
         return count
 
     def _set_position(self, conn: Conn, seq: int, offset: int) -> None:
+        conn.ensure_table("Position")  # (with the first record: schema.POSITION_TABLE)
         conn.execute(
             "MERGE (p:Position {key: $k}) SET p.seq = $s, p.byteOffset = $o", {"k": META_POSITION, "s": seq, "o": offset}
         )
