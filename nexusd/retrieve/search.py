@@ -26,8 +26,10 @@ rank weighted by query coverage, bounded priors, and what is shown (the window a
                 held by the section's heading path; turns 0.9. Every prior lies in [0.35, 1.04]: old history
                 and release bookkeeping rank lower but are never absent. A question whose form says what it
                 wants (analysis.intent: "how do I ..." -> doc sections, "when did ..." / "which commit ..." ->
-                commits and changelog bullets) multiplies that kind's scores by INTENT_PRIOR (x1.5), outside
-                the priors' range; most questions say neither.
+                commits and changelog bullets) multiplies that kind's scores by INTENT_PRIOR (x2), outside
+                the priors' range, and a question about a change the other doc sections' by ASIDE_PRIOR (x0.5):
+                a section that shares more of a paraphrase's words says how things are, not when they changed.
+                Most questions say neither.
     shown       commits: the message (clipped) and the best change's best window; doc sections: the heading
                 path and the window of the section around its best-matching lines, with the lines shown.
 """
@@ -78,8 +80,9 @@ DIFF_FLOOR = 0.5  # an old diff's weight as evidence (diff_weight) is bounded be
 RECENT_DIFFS = 200  # the latest commits with diffs whose diffs count in full (diff_weight)
 FINISH = 12  # results whose shown text is finished (evidence, windows): a default page shows at most 10
 SUBJECT_WEIGHT = 0.3  # a commit whose subject line holds the query's terms: up to x1.3 (a doc's heading: x1.15)
-INTENT_PRIOR = 1.5  # what the question's form asks for (analysis.intent): doc sections for "how do I ...",
+INTENT_PRIOR = 2.0  # what the question's form asks for (analysis.intent): doc sections for "how do I ...",
 # commits and changelog bullets for "when did ..."
+ASIDE_PRIOR = 0.5  # and, for "when did ...", the doc sections it does not ask for (all but changelogs)
 
 
 def _coverage(idf: dict[str, float], matched: set[str]) -> float:
@@ -420,6 +423,8 @@ def _rank(
             hit.score = hit.relevance**2 / (K + rank) * hit.prior
             if asks and _asked(hit, asks):
                 hit.score *= INTENT_PRIOR
+            elif asks == "history" and hit.kind == "doc":
+                hit.score *= ASIDE_PRIOR  # (a section says how things are now, not when they changed)
             hit.relevance = round(hit.relevance, 4)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))

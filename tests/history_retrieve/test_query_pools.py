@@ -199,3 +199,30 @@ def test_the_form_of_a_question_picks_the_kind_of_answer(daemon: DaemonProcess, 
     assert how["retrieval"]["asks"] == "doc" and how["results"][0]["kind"] == "doc", how["results"][:2]
     assert when["retrieval"]["asks"] == "history" and when["results"][0]["kind"] == "commit", when["results"][:2]
     assert "asks" not in plain["retrieval"]
+
+
+UPLOADS = """# Guide
+
+## Uploads
+A failed upload is retried by the client: the retry budget in the settings file says how many times, and each
+retry of an upload waits twice the time of the one before it.
+"""
+
+
+def test_a_question_about_a_change_ranks_the_commit_above_a_section_sharing_more_of_its_words(
+    daemon: DaemonProcess, new_repo: Factory
+) -> None:
+    """A paraphrase shares more words with the section that describes the behaviour than with the commit that
+    changed it; asked "when did ...", the commit is the answer (the section says how things are now)."""
+    repo = new_repo()
+    change = commit(repo, "failed uploads: double the wait between retries", {"client.py": "WAIT = 2\n"})
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.md").write_text(UPLOADS)  # (not committed: no commit's diff holds its words)
+    with daemon.client() as c:
+        register(c, repo)
+        c.request("history.sync", {"repo": str(repo)})
+        when = c.request("query", {"repo": str(repo),
+                                   "text": "when did each retry of a failed upload start to wait twice as long?"})  # fmt: skip
+    assert when["retrieval"]["asks"] == "history"
+    assert when["results"][0].get("sha") == change, [(h["kind"], h["text"][:50]) for h in when["results"][:3]]
+    assert any(h["kind"] == "doc" for h in when["results"])  # (ranked lower, not dropped)
