@@ -30,10 +30,12 @@ marshmallow (PR merges + changelog), drawn by the same rule and committed before
 have since been read, so it is a tuning set too. `questions_heldout4.json`: 60 questions
 over black (squash merges), commander.js (PR merges + changelog) and attrs (linear commits), drawn by the same
 rule and committed before NEXUS ingested them; its failures have since been read, so it is a tuning set too.
-`questions_heldout5.json` is the held-out set now: 60 questions over uvicorn (squash merges), werkzeug (PR merges +
-changelog) and structlog (mostly linear commits), drawn by the same rule, written by a pass that read only the
-drawn commits and sections (and the history for the same change), committed before NEXUS ingested them, and read
-since only as aggregate scores: `--questions questions_heldout5.json`.
+`questions_heldout5.json`: 60 questions over uvicorn (squash merges), werkzeug (PR merges + changelog) and structlog
+(mostly linear commits), drawn by the same rule and committed before NEXUS ingested them; its paraphrases have
+since been read, so it is a tuning set too. `questions_heldout6.json` is the held-out set now: 60 questions over
+jinja (PR and maintenance-branch merges + changelog), sqlmodel (squash merges + release notes) and loguru (linear
+commits), drawn by the same rule, each repository's questions and answers written by a pass that read only git,
+committed before NEXUS ingested them: `--questions questions_heldout6.json`.
 
 Run: `python bench/history_eval/run.py` (`--rows default,whole`, `--only flask`, `--mirror DIR`, `--questions`).
 Writes bench/results/history_eval.json (`--out NAME`: bench/results/NAME.json).
