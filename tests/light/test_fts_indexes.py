@@ -16,6 +16,7 @@ from pathlib import Path
 from nexusd.store import Store
 s = Store(Path(sys.argv[1]))
 s.ensure_schema()
+s._admin.ensure_table("Fact")  # (an older database always had memory's tables)
 for table, index in (("Fact", "fact_fts"), ("Procedure", "procedure_fts"), ("Handoff", "handoff_fts"),
                      ("HistoryText", "history_fts"), ("Turn", "turn_fts")):
     s._admin.execute(f"CALL CREATE_FTS_INDEX('{table}', '{index}', ['searchText'], stemmer := 'porter')")
