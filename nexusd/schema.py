@@ -159,14 +159,15 @@ MEMORY_DROP_ORDER = [table_name(t) for t in MEMORY_REL_TABLES] + [table_name(t) 
 # empty (`Store.ensure_schema`): each node table costs ~5.3 MB of resident memory in Kuzu 0.11.3, empty or not, from
 # the moment the database opens (ARCHITECTURE.md, "Memory at rest"), and these hold rows only for what a user opts
 # into: the shell hook or a scraped shell history, assistant transcripts, an embeddings endpoint, and the memory
-# journal's position for a database that was ever given memory. No relationship table refers to them. A read of one checks `Conn.has_table` first: a missing table holds no rows.
+# journal's position for a database that was ever given memory. No relationship table refers to them. A read of
+# one checks `Conn.has_table` first: a missing table holds no rows.
 OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector", "Position"})
 
 # The memory layer's tables are made together, before the first memory record is applied (`model.apply` calls
 # `Conn.ensure_table`), and dropped together at open while none of its node tables holds a row: its six node
 # tables are ~32 MB of an open database (15 node tables -> 8 with `Position`), paid by every daemon that never
-# remembered anything. Reads of memory check `Conn.has_table` first, as the
-# optional tables' do. Memory that exists is never dropped: a database holding one fact has the whole group.
+# remembered anything. Reads of memory check `Conn.has_table` first, as the optional tables' do. Memory that
+# exists is never dropped: a database holding one fact has the whole group.
 MEMORY_TABLES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES + MEMORY_REL_TABLES)
 MEMORY_NODES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES)
 # Tables a database may lack: `Conn.has_table` reads which it has.

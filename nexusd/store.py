@@ -747,8 +747,8 @@ class Store:
 
     def sleep(self) -> bool:
         """Close the database while nothing needs it (the writer's idle upkeep, NEXUS_DB_IDLE_S): an open one holds
-        ~42-80 MB of Kuzu's own per-table structures (8-15 node tables) plus the buffer pool pages it read, all of which
-        closing gives back (`on_reopen` trims the C heap). The next statement on any connection opens it again
+        ~42-80 MB of Kuzu's own per-table structures (8-15 node tables) plus the buffer pool pages it read, all of
+        which closing gives back (`on_reopen` trims the C heap). The next statement on any connection opens it again
         (`_wake`, ~0.1 s). Runs in the exclusive window, after a CHECKPOINT that succeeded: no read transaction is
         open and the WAL is folded in, so the file left closed is whole (a kill while it rests loses nothing).
         False when it stayed open: not open, read-only, no room on the disk for the checkpoint (Kuzu aborts the
