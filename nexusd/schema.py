@@ -169,31 +169,34 @@ OPTIONAL_TABLES = frozenset({"ShellCommand", "ConversationTurn", "HistoryVector"
 # remembered anything. Reads of memory check `Conn.has_table` first, as the optional tables' do. Memory that
 # exists is never dropped: a database holding one fact has the whole group.
 MEMORY_TABLES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES + MEMORY_REL_TABLES)
-MEMORY_NODES = frozenset(table_name(t) for t in MEMORY_NODE_TABLES)
-# Tables a database may lack: `Conn.has_table` reads which it has.
+# What a database may lack, in groups made together (`Conn.ensure_table`) and dropped together at open once none of
+# a group's node tables holds a row (`Store.ensure_schema`).
+LAZY_GROUPS: tuple[frozenset[str], ...] = (*(frozenset({name}) for name in sorted(OPTIONAL_TABLES)), MEMORY_TABLES)
 LAZY_TABLES = OPTIONAL_TABLES | MEMORY_TABLES
 
 
-def ddl_of(name: str) -> str:
-    """The CREATE statement of one table."""
-    return next(ddl for ddl in all_table_ddl() if table_name(ddl) == name)
-
-
-def memory_ddl() -> list[str]:
-    """The memory group's CREATE statements, node tables first."""
-    return MEMORY_NODE_TABLES + MEMORY_REL_TABLES
+def group_of(name: str) -> frozenset[str]:
+    """The lazily made tables that come and go with `name` (just itself for a table made at open)."""
+    return next((group for group in LAZY_GROUPS if name in group), frozenset({name}))
 
 
 def all_table_ddl(optional: Iterable[str] = LAZY_TABLES) -> list[str]:
-    """Every table's CREATE statement, in an order that creates each table after the tables it refers to; of the
-    optional node tables only those in `optional`, and the memory group when `optional` names any of it."""
-    keep = set(optional)
-    if keep & MEMORY_TABLES:
-        keep |= MEMORY_TABLES
+    """Every table's CREATE statement, in an order that creates each table after the tables it refers to (node
+    tables first); of the lazily made tables only the groups `optional` names any of."""
+    keep = {table for name in optional for table in group_of(name)}
     return [ddl for ddl in (
         REGISTRY_TABLES + [POSITION_TABLE] + CODE_NODE_TABLES + HISTORY_NODE_TABLES + MEMORY_NODE_TABLES
         + CODE_REL_TABLES + HISTORY_REL_TABLES + MEMORY_REL_TABLES
     ) if table_name(ddl) not in LAZY_TABLES or table_name(ddl) in keep]  # fmt: skip
+
+
+def group_ddl(name: str) -> list[str]:
+    """The CREATE statements of `name`'s group, node tables first."""
+    group = group_of(name)
+    return [ddl for ddl in all_table_ddl() if table_name(ddl) in group]
+
+
+NODE_TABLES = frozenset(table_name(ddl) for ddl in all_table_ddl() if " NODE TABLE " in ddl)
 
 
 # -- content hashes ---------------------------------------------------------------------------------------

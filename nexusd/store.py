@@ -160,7 +160,7 @@ class Conn:
         undoes it with the rest; until the transaction ends no other connection can see it, so none keeps its
         reading of which tables exist (`Store.optional_tables`)."""
         if not self.has_table(name):
-            for ddl in schema.memory_ddl() if name in schema.MEMORY_TABLES else [schema.ddl_of(name)]:
+            for ddl in schema.group_ddl(name):
                 self.execute(ddl)
             if self.in_transaction:
                 self._made_table = self._store.tables_pending = True
@@ -614,15 +614,11 @@ class Store:
             self._drop(["ABOUT", "APPLIES_TO"] + schema.MEMORY_DROP_ORDER)
             report["memory_recreated"] = True
         existing = {row[0] for row in conn.rows("CALL SHOW_TABLES() RETURN name")}
-        for name in sorted(schema.OPTIONAL_TABLES & existing):
-            if not self._read_only and not conn.scalar(f"MATCH (n:{name}) RETURN count(n)"):
-                conn.execute(f"DROP TABLE {name}")  # empty: made again at its first row (schema.OPTIONAL_TABLES)
-                existing.discard(name)
-        if existing & schema.MEMORY_NODES and not self._read_only and not any(
-            conn.scalar(f"MATCH (n:{name}) RETURN count(n)") for name in sorted(schema.MEMORY_NODES & existing)
-        ):  # no memory: the group goes, and comes back before the first record (schema.MEMORY_TABLES)
-            self._drop(schema.MEMORY_DROP_ORDER)
-            existing -= schema.MEMORY_TABLES
+        for group in schema.LAZY_GROUPS:  # empty: made again before its first row (schema.LAZY_GROUPS)
+            nodes = sorted(group & existing & schema.NODE_TABLES)
+            if nodes and not self._read_only and not any(conn.scalar(f"MATCH (n:{n}) RETURN count(n)") for n in nodes):
+                self._drop(sorted(group, key=lambda t: t in schema.NODE_TABLES))  # (relationship tables first)
+                existing -= group
         for ddl in schema.all_table_ddl(optional=existing):
             conn.execute(ddl)
         self.forget_tables()

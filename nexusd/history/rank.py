@@ -171,8 +171,6 @@ def memory_candidates(conn: Conn, scored: Sequence[tuple[str, str, float]], repo
     rows: dict[str, list[Any]] = {}
     for kind, ids in by_kind.items():
         table, projection = KIND_SOURCE[kind]
-        if not conn.has_table(table):
-            continue  # (forgotten, and the tables dropped at an open since)
         for row in conn.rows(f"MATCH (node:{table}) WHERE node.id IN $ids RETURN node.id, {projection}", {"ids": ids}):
             rows[row[0]] = row[1:]
     hits = []

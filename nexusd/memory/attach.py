@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Ambiguous, NotFound
 from ..schema import hash_text, stored_hash
+from .model import held
 
 if TYPE_CHECKING:
     from ..store import Conn
@@ -176,7 +177,7 @@ def memory_for_symbol(
     """The facts this user remembered about a symbol, each with its status (for `show` and `context`). `here`:
     (worktree root, the symbol's content hash in that worktree's view) when asked from a view that has its own
     version of the symbol: the status is against it, and a symbol the graph lacks marks the fact `viewOnly`."""
-    if not conn.has_table("Fact"):
+    if not held(conn):
         return []
     rows = conn.dicts(
         "MATCH (f:Fact) WHERE f.userId = $u AND f.repoId = $r AND f.symbolId = $s "

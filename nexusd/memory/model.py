@@ -139,6 +139,12 @@ def ensure_user(conn: Conn, user: str, at: float) -> None:
     conn.execute("MERGE (u:User {id: $u}) ON CREATE SET u.name = $u, u.createdAt = $at", {"u": user, "at": at})
 
 
+def held(conn: Conn) -> bool:
+    """Whether the database has memory's tables: made together before the first record is applied, and dropped at
+    open once every memory was forgotten (`schema.MEMORY_TABLES`). Without them every memory read answers nothing."""
+    return conn.has_table("Session")
+
+
 def apply(conn: Conn, record: dict[str, Any]) -> None:
     """Apply one journal record (inside the caller's transaction). Idempotent. The memory tables are made with the
     first record a database gets (`schema.MEMORY_TABLES`)."""
@@ -212,8 +218,8 @@ def apply(conn: Conn, record: dict[str, Any]) -> None:
 
 def relink(conn: Conn, repo_id: str) -> int:
     """Recreate the links of one repository's memory (after a code rebuild or a replay into a fresh graph)."""
-    if not conn.has_table("Session"):
-        return 0  # (no memory yet: no tables)
+    if not held(conn):
+        return 0
     count = 0
     for label in LABELS:
         rows = conn.dicts(f"MATCH (n:{label}) WHERE n.repoId = $r RETURN n.*", {"r": repo_id})

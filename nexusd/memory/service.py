@@ -219,8 +219,8 @@ class MemoryService:
         )
 
     def _load_index(self, conn: Conn) -> None:
-        if not conn.has_table("Session"):
-            return  # (no memory yet: no tables, schema.MEMORY_TABLES)
+        if not model.held(conn):
+            return
         for label in model.SEARCHABLE:
             for row in conn.dicts(f"MATCH (n:{label}) RETURN n.*"):
                 props = {k.split(".", 1)[1]: v for k, v in row.items()}
@@ -406,7 +406,7 @@ def render(item: dict[str, Any]) -> str:
 def export_nodes(conn: Conn, user: str | None, repos: list[str] | None) -> list[dict[str, Any]]:
     """Every memory node of `user` in `repos` (None: everyone / every repository), parents first."""
     out: list[dict[str, Any]] = []
-    if not conn.has_table("Session"):
+    if not model.held(conn):
         return out
     for label in model.LABELS:
         where: list[str] = []
